@@ -1,0 +1,26 @@
+# Chooses the MPI below: its compiler wrapper, its launcher and its flags.
+# Debian installs both MPIs side by side; the explicit wrapper names select one.
+if(HMPI_MPI STREQUAL "mpich")
+  set(_hmpi_mpicc mpicc.mpich)
+  set(_hmpi_mpiexec mpiexec.mpich)
+elseif(HMPI_MPI STREQUAL "openmpi")
+  set(_hmpi_mpicc mpicc.openmpi)
+  set(_hmpi_mpiexec mpiexec.openmpi)
+else()
+  message(FATAL_ERROR "HMPI_MPI must be mpich or openmpi, not '${HMPI_MPI}'")
+endif()
+
+find_program(HMPI_MPICC NAMES ${_hmpi_mpicc} mpicc REQUIRED)
+find_program(HMPI_MPIEXEC NAMES ${_hmpi_mpiexec} mpiexec REQUIRED)
+set(MPI_C_COMPILER ${HMPI_MPICC} CACHE FILEPATH "" FORCE)
+set(MPIEXEC_EXECUTABLE ${HMPI_MPIEXEC} CACHE FILEPATH "" FORCE)
+find_package(MPI 3.0 REQUIRED COMPONENTS C)
+message(STATUS "HMPI layers on ${HMPI_MPI}: ${HMPI_MPICC}, ${HMPI_MPIEXEC}")
+
+# Extra launcher flags the tests need: Open MPI refuses root and more ranks than cores
+# unless told.
+if(HMPI_MPI STREQUAL "openmpi")
+  set(HMPI_MPIEXEC_FLAGS --oversubscribe --mca btl_vader_single_copy_mechanism none)
+else()
+  set(HMPI_MPIEXEC_FLAGS "")
+endif()

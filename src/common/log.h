@@ -1,0 +1,13 @@
+/* log.h: the one way HMPI reports to the user: lines on stderr that start with
+ * "hmpi[<world rank>]:". The function that first decides an error logs it. */
+#ifndef HMPI_LOG_H
+#define HMPI_LOG_H
+
+#include <stdio.h>
+
+extern int hmpi_log_rank; /* world rank once known, -1 before */
+
+void hmpi_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hmpi_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

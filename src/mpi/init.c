@@ -1,0 +1,61 @@
+/* init.c: MPI_Init, MPI_Init_thread and MPI_Finalize. Starts HMPI after the MPI
+ * below is up: knobs, node discovery, the shared region; all ranks of the job agree
+ * on whether HMPI is active, otherwise every call passes through. */
+#include "hmpi.h"
+#include "../common/knobs.h"
+#include "../common/log.h"
+#include "../common/stats.h"
+#include "../heap/heap.h"
+#include "../node/node.h"
+
+static void hmpi_start(void)
+{
+    PMPI_Comm_rank(MPI_COMM_WORLD, &hmpi_log_rank);
+    if (hmpi_knobs_load() != 0) {
+        hmpi_log_error("bad HMPI_* setting: see 'hmpi_info' or docs/tuning.md; stopping");
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    hmpi_stats_on = (int)hmpi_knobs.STATS;
+    if (hmpi_knobs.DISABLE)
+        return;
+    int ok = hmpi_node_discover() == 0 && hmpi_node_region_setup() == 0;
+    int all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    hmpi_node.active = all;
+    if (hmpi_knobs.VERBOSE >= 1 && hmpi_node.world_rank == 0)
+        hmpi_log_info("HMPI %s: %d ranks on %d node(s)", all ? "active" : "pass-through",
+                      hmpi_node.world_size, hmpi_node.nnodes);
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        hmpi_start();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        hmpi_start();
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    if (hmpi_stats_on) {
+        char where[96];
+        snprintf(where, sizeof where, "node %d local %d/%d %s", hmpi_node.id, hmpi_node.rank,
+                 hmpi_node.size, hmpi_node.active ? "active" : "pass-through");
+        hmpi_stats_print(where);
+    }
+    hmpi_node.active = 0;
+    hmpi_node_release();
+    return PMPI_Finalize();
+}
+
+int HMPI_Is_shared(const void *ptr) { return hmpi_heap_is_shared(ptr); }
+int HMPI_Active(void) { return hmpi_node.active; }
+int HMPI_Owner(const void *ptr) { return hmpi_heap_owner(ptr); }

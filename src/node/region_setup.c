@@ -1,0 +1,108 @@
+/* region_setup.c: the node's ranks agree on one shared region at one address.
+ * Local rank 0 creates the file and proposes a random address; every rank maps it
+ * there without replacing anything; if any rank cannot, rank 0 proposes another.
+ * Once all have mapped it the file is unlinked, so no file outlives the job's start. */
+#include "node.h"
+#include "../common/knobs.h"
+#include "../common/log.h"
+#include "../heap/heap.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+enum { MAP_ATTEMPTS = 16 };
+
+typedef struct {
+    int status;          /* 0: the file exists and the offer stands */
+    unsigned shift;      /* log2 of one slice */
+    uintptr_t addr;      /* proposed address */
+    size_t len;          /* bytes of the whole region */
+    char path[256];
+} offer_t;
+
+/* MIN over the node of a local yes (1) / no (0). */
+static int all_agree(int yes)
+{
+    int all = 0;
+    PMPI_Allreduce(&yes, &all, 1, MPI_INT, MPI_MIN, hmpi_node.comm);
+    return all;
+}
+
+static int make_offer(offer_t *o)
+{
+    const char *dir = hmpi_knobs.SHM_DIR;
+    unsigned long long need = (unsigned long long)hmpi_knobs.SHM_MIN_FREE * hmpi_node.size;
+    unsigned long long have = hmpi_region_space(dir);
+    if (have < need) {
+        hmpi_log_error("%s has %llu bytes free, HMPI needs %llu (HMPI_SHM_MIN_FREE per local "
+                       "rank) for the shared heap: running as pass-through",
+                       dir, have, need);
+        return -1;
+    }
+    o->len = hmpi_region_size(hmpi_node.size, (size_t)hmpi_knobs.HEAP_SIZE, &o->shift);
+    int fd;
+    if (hmpi_region_create(dir, o->len, o->path, sizeof o->path, &fd) != 0) {
+        hmpi_log_error("no shared region in %s: running as pass-through", dir);
+        return -1;
+    }
+    close(fd); /* every rank, this one included, opens it by name below */
+    o->addr = hmpi_region_pick_addr(o->len);
+    return 0;
+}
+
+int hmpi_node_region_setup(void)
+{
+    offer_t o;
+    memset(&o, 0, sizeof o);
+    int leader = hmpi_node.rank == 0;
+    if (leader)
+        o.status = make_offer(&o);
+    PMPI_Bcast(&o, sizeof o, MPI_BYTE, 0, hmpi_node.comm);
+    if (o.status != 0)
+        return -1;
+
+    int fd = -1;
+    int opened = hmpi_region_open(o.path, &fd) == 0;
+    if (!all_agree(opened))
+        goto fail;
+
+    int mapped = 0;
+    for (int attempt = 0; attempt < MAP_ATTEMPTS && !mapped; attempt++) {
+        int err = hmpi_region_map(fd, o.addr, o.len);
+        mapped = all_agree(err == 0);
+        if (!mapped) {
+            if (err == 0)
+                munmap((void *)o.addr, o.len);
+            if (leader)
+                o.addr = hmpi_region_pick_addr(o.len);
+            PMPI_Bcast(&o.addr, sizeof o.addr, MPI_BYTE, 0, hmpi_node.comm);
+        }
+    }
+    if (!mapped) {
+        if (leader)
+            hmpi_log_error("no address free in every local rank for a %zu-byte region after "
+                           "%d tries (lower HMPI_HEAP_SIZE?): running as pass-through",
+                           o.len, MAP_ATTEMPTS);
+        goto fail;
+    }
+    if (leader)
+        unlink(o.path); /* every rank has it mapped: nothing must outlive the job */
+
+    int attached = hmpi_heap_attach(o.addr, HMPI_REGION_ALIGN, o.shift, hmpi_node.size,
+                                    hmpi_node.rank, fd) == 0;
+    if (!all_agree(attached))
+        return -1; /* the mapping stays: blocks already served from it remain valid */
+    if (hmpi_knobs.VERBOSE >= 1 && leader)
+        hmpi_log_info("shared heap: %d ranks, %zu GiB per rank at %p", hmpi_node.size,
+                      ((size_t)1 << o.shift) >> 30, (void *)o.addr);
+    return 0;
+
+fail:
+    if (fd >= 0)
+        close(fd);
+    if (leader)
+        unlink(o.path);
+    return -1;
+}

@@ -1,0 +1,69 @@
+/* hmpi_info: what HMPI is built on and every HMPI_* knob with its default and meaning.
+ * With --markdown it prints the knob table of docs/tuning.md. */
+#include "hmpi.h"
+#include "common/knobs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *type_name(hmpi_knob_type_t t)
+{
+    switch (t) {
+    case HMPI_KNOB_BOOL: return "bool";
+    case HMPI_KNOB_INT: return "int";
+    case HMPI_KNOB_SIZE: return "size";
+    case HMPI_KNOB_STR: return "string";
+    }
+    return "?";
+}
+
+static void range_text(const hmpi_knob_info_t *k, char *buf, size_t len)
+{
+    if (k->type == HMPI_KNOB_STR)
+        snprintf(buf, len, "-");
+    else if (k->type == HMPI_KNOB_BOOL)
+        snprintf(buf, len, "0..1");
+    else
+        snprintf(buf, len, "%lld..%lld", k->min, k->max);
+}
+
+int main(int argc, char **argv)
+{
+    int markdown = argc > 1 && strcmp(argv[1], "--markdown") == 0;
+    if (argc > 1 && !markdown) {
+        fprintf(stderr, "usage: hmpi_info [--markdown]\n");
+        return 2;
+    }
+    if (markdown) {
+        printf("| knob | type | default | range | meaning |\n|---|---|---|---|---|\n");
+        for (int i = 0; i < hmpi_knob_count; i++) {
+            const hmpi_knob_info_t *k = &hmpi_knob_table[i];
+            char range[64];
+            range_text(k, range, sizeof range);
+            printf("| `HMPI_%s` | %s | `%s` | %s | %s |\n", k->name, type_name(k->type),
+                   k->def, range, k->doc);
+        }
+        return 0;
+    }
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    char *nl = strchr(version, '\n');
+    if (nl)
+        *nl = '\0';
+    printf("HMPI %d.%d (built %s)\n", HMPI_VERSION_MAJOR, HMPI_VERSION_MINOR, HMPI_BUILD_MPI);
+    printf("MPI below: %s\n", version);
+    printf("Knobs (environment variables; current value when set):\n");
+    for (int i = 0; i < hmpi_knob_count; i++) {
+        const hmpi_knob_info_t *k = &hmpi_knob_table[i];
+        char env[64], range[64];
+        snprintf(env, sizeof env, "HMPI_%s", k->name);
+        range_text(k, range, sizeof range);
+        const char *set = getenv(env);
+        printf("  %-22s %-6s default %-10s range %-24s%s%s%s\n      %s\n", env,
+               type_name(k->type), k->def, range, set ? "now '" : "", set ? set : "",
+               set ? "'" : "", k->doc);
+    }
+    return 0;
+}
