@@ -70,9 +70,18 @@ void *hmpi_heap_realloc(void *old, size_t n)
 
 void *hmpi_heap_aligned(size_t align, size_t n)
 {
+    /* The _at variants: mimalloc 2.0.9's mi_(heap_)malloc_aligned misalign power-of-two
+     * sizes of 256..1024 B (microsoft/mimalloc#700); tests/unit/malloc_stress checks. */
     mi_heap_t *h = shared_heap();
-    void *p = h ? served(mi_heap_malloc_aligned(h, n, align), n) : NULL;
-    return p ? p : mi_malloc_aligned(n, align);
+    void *p = h ? served(mi_heap_malloc_aligned_at(h, n, align, 0), n) : NULL;
+    return p ? p : mi_malloc_aligned_at(n, align, 0);
+}
+
+void *hmpi_heap_shared_alloc(size_t n)
+{
+    mi_heap_t *h = shared_heap();
+    void *p = h ? mi_heap_malloc_aligned(h, n, 64) : NULL;
+    return p && hmpi_heap_is_shared_range(p, n) ? p : (mi_free(p), NULL);
 }
 
 void hmpi_heap_free(void *p)

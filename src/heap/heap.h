@@ -84,6 +84,10 @@ void *hmpi_heap_realloc(void *p, size_t n);
 void *hmpi_heap_aligned(size_t align, size_t n);
 void hmpi_heap_free(void *p);
 
+/* Memory that must be in the shared heap (for a peer to read): NULL when the heap is
+ * off or full, never private memory. 64-byte aligned. */
+void *hmpi_heap_shared_alloc(size_t n);
+
 /* 1 once hmpi_heap_attach succeeded in this process. */
 int hmpi_heap_active(void);
 

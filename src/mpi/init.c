@@ -7,8 +7,23 @@
 #include "../common/stats.h"
 #include "../heap/heap.h"
 #include "../node/node.h"
+#include "../p2p/p2p.h"
+#include "comm.h"
+#include "pt2pt.h"
 
-static void hmpi_start(void)
+static int start_parts(int provided)
+{
+    if (hmpi_comm_init() != 0 || hmpi_p2p_init() != 0)
+        return -1;
+    int *ub, flag = 0;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    if (flag)
+        hmpi_tag_ub = *ub;
+    hmpi_p2p_threaded = provided == MPI_THREAD_MULTIPLE;
+    return 0;
+}
+
+static void hmpi_start(int provided)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &hmpi_log_rank);
     if (hmpi_knobs_load() != 0) {
@@ -22,6 +37,10 @@ static void hmpi_start(void)
     int all = 0;
     PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     hmpi_node.active = all;
+    if (all && start_parts(provided) != 0) {
+        hmpi_log_error("cannot start HMPI's parts: stopping");
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
     if (hmpi_knobs.VERBOSE >= 1 && hmpi_node.world_rank == 0)
         hmpi_log_info("HMPI %s: %d ranks on %d node(s)", all ? "active" : "pass-through",
                       hmpi_node.world_size, hmpi_node.nnodes);
@@ -31,7 +50,7 @@ int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
-        hmpi_start();
+        hmpi_start(MPI_THREAD_SINGLE);
     return rc;
 }
 
@@ -39,7 +58,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
-        hmpi_start();
+        hmpi_start(*provided);
     return rc;
 }
 
@@ -50,6 +69,11 @@ int MPI_Finalize(void)
         snprintf(where, sizeof where, "node %d local %d/%d %s", hmpi_node.id, hmpi_node.rank,
                  hmpi_node.size, hmpi_node.active ? "active" : "pass-through");
         hmpi_stats_print(where);
+    }
+    if (hmpi_node.active) {
+        PMPI_Barrier(MPI_COMM_WORLD); /* no peer may still look for our requests */
+        hmpi_p2p_finalize();
+        hmpi_comm_finalize();
     }
     hmpi_node.active = 0;
     hmpi_node_release();

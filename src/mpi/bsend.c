@@ -1,0 +1,52 @@
+/* bsend.c: MPI_Buffer_attach/detach and the accounting of buffered sends to local
+ * peers. HMPI copies a buffered message to the shared heap at once (it never waits
+ * for the match), so the attached buffer only bounds how much may be outstanding:
+ * a send that would not fit gets MPI_ERR_BUFFER, as the standard requires. */
+#include "errors.h"
+#include "pt2pt.h"
+
+static size_t attached; /* bytes of the attached buffer (0: none) */
+static size_t used;     /* bytes held by buffered local messages not yet received */
+
+int hmpi_bsend_reserve(const hmpi_type_t *t, int count)
+{
+    size_t need = t->size * (size_t)count + MPI_BSEND_OVERHEAD;
+    hmpi_p2p_lock();
+    int ok = used + need <= attached;
+    if (ok)
+        used += need;
+    hmpi_p2p_unlock();
+    return ok ? MPI_SUCCESS : MPI_ERR_BUFFER;
+}
+
+/* Called by the engine when a buffered message has been received (lock held). */
+void hmpi_bsend_release(size_t bytes)
+{
+    used -= bytes + MPI_BSEND_OVERHEAD;
+}
+
+int MPI_Buffer_attach(void *buffer, int size)
+{
+    int err = PMPI_Buffer_attach(buffer, size);
+    if (err == MPI_SUCCESS)
+        attached = (size_t)size;
+    return err;
+}
+
+int MPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    /* Every buffered message must be delivered before the buffer goes back. */
+    hmpi_backoff_t b = {0};
+    hmpi_p2p_lock();
+    while (used > 0) {
+        hmpi_p2p_progress();
+        hmpi_p2p_unlock();
+        hmpi_backoff(&b);
+        hmpi_p2p_lock();
+    }
+    hmpi_p2p_unlock();
+    int err = PMPI_Buffer_detach(buffer_addr, size);
+    if (err == MPI_SUCCESS)
+        attached = 0;
+    return err;
+}

@@ -1,0 +1,36 @@
+/* comm.h: HMPI's state beside each communicator of the MPI below: the matching
+ * context, where each member lives, and per-part state. A communicator HMPI does not
+ * know (made by a call it does not intercept, or an intercommunicator) is simply not
+ * accelerated: every call on it passes to the MPI below. */
+#ifndef HMPI_MPI_COMM_H
+#define HMPI_MPI_COMM_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+typedef struct hmpi_comm_s {
+    MPI_Comm handle;        /* the MPI below's communicator */
+    uint32_t ctx;           /* same in every member; distinct among a rank's comms */
+    int rank, size;
+    int *local_of;          /* [size]: node-local rank of each member, -1 when remote */
+    int *rank_of_local;     /* [node size]: member rank of each local rank, or -1 */
+    int nlocal;             /* members on this node, this rank included */
+    int has_remote;         /* some member lives on another node */
+    int nwild;              /* ANY_SOURCE receives waiting in the bridge (p2p/) */
+    void *coll;             /* collectives' state (coll/), made on first use */
+    struct hmpi_comm_s *next; /* hash chain */
+} hmpi_comm_t;
+
+/* The state of c, or NULL when c is not accelerated (or HMPI is off). */
+hmpi_comm_t *hmpi_comm_get(MPI_Comm c);
+
+/* Makes state for the new intracommunicator c (collective over c). Returns 0 or -1. */
+int hmpi_comm_register(MPI_Comm c);
+
+/* Forgets c (before the MPI below frees it). */
+void hmpi_comm_forget(MPI_Comm c);
+
+int hmpi_comm_init(void);
+void hmpi_comm_finalize(void);
+
+#endif

@@ -1,0 +1,19 @@
+/* datatype.h: what p2p needs to know of a datatype: its packed size and whether count
+ * elements are one contiguous run of bytes (then they move by memcpy, otherwise by
+ * MPI_Pack/MPI_Unpack of the MPI below). */
+#ifndef HMPI_MPI_DATATYPE_H
+#define HMPI_MPI_DATATYPE_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+typedef struct {
+    size_t size;     /* bytes of one element's data (MPI_Type_size) */
+    MPI_Aint lb;     /* true lower bound: data of element 0 starts at buf + lb */
+    int contig;      /* count elements are size*count bytes at buf + lb */
+} hmpi_type_t;
+
+/* Fills *t for count elements of type. Returns MPI_SUCCESS or MPI_ERR_TYPE. */
+int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t);
+
+#endif

@@ -1,0 +1,26 @@
+/* pt2pt.h: helpers shared by the point-to-point entry points (mpi/). */
+#ifndef HMPI_MPI_PT2PT_H
+#define HMPI_MPI_PT2PT_H
+
+#include "comm.h"
+#include "datatype.h"
+#include "../p2p/p2p.h"
+
+extern int hmpi_tag_ub;
+
+int hmpi_check_send(hmpi_comm_t *c, int count, MPI_Datatype type, int dest, int tag,
+                    hmpi_type_t *t);
+int hmpi_check_recv(hmpi_comm_t *c, int count, MPI_Datatype type, int source, int tag,
+                    hmpi_type_t *t);
+void hmpi_status_proc_null(MPI_Status *status);
+void hmpi_req_fill(hmpi_req_t *r, hmpi_comm_t *c, const void *buf, int count,
+                   MPI_Datatype type, const hmpi_type_t *t, int peer, int tag, int mode);
+int hmpi_below_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                     MPI_Comm comm, int mode, MPI_Request *req);
+int hmpi_recv_start(hmpi_req_t *r);
+
+/* Buffered sends to local peers (bsend.c): room in the attached buffer, as the MPI
+ * standard counts it (bytes + MPI_BSEND_OVERHEAD per message). */
+int hmpi_bsend_reserve(const hmpi_type_t *t, int count);
+
+#endif

@@ -1,0 +1,479 @@
+/* request.c: every MPI function that takes a request. A request is HMPI's (a local
+ * operation, a wildcard, a persistent operation) or the MPI below's (a remote
+ * operation, or one of a call HMPI does not intercept); arrays may mix both. */
+#include "errors.h"
+#include "pt2pt.h"
+
+#include <stdint.h>
+
+/* Completes HMPI request *h, which is complete: status out, handle released or made
+ * inactive. Returns the operation's error. */
+static int finish_ours(MPI_Request *h, MPI_Status *status)
+{
+    hmpi_req_t *r = hmpi_req_obj(*h);
+    int err = r->kind == HMPI_REQ_RECV ? r->status.MPI_ERROR : MPI_SUCCESS;
+    if (status != MPI_STATUS_IGNORE) {
+        *status = r->status;
+        if (r->kind != HMPI_REQ_RECV)
+            status->MPI_ERROR = MPI_SUCCESS;
+    }
+    if (r->persistent) {
+        r->active = 0;
+    } else {
+        hmpi_req_release(r);
+        *h = MPI_REQUEST_NULL;
+    }
+    return err;
+}
+
+static void empty_status(MPI_Status *status)
+{
+    if (status != MPI_STATUS_IGNORE)
+        hmpi_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+}
+
+static MPI_Comm comm_of(MPI_Request h)
+{
+    hmpi_req_t *r = hmpi_req_obj(h);
+    return r->comm ? r->comm->handle : MPI_COMM_WORLD;
+}
+
+/* Null or inactive: a wait on it returns at once with an empty status. */
+static int is_idle(MPI_Request h)
+{
+    if (h == MPI_REQUEST_NULL)
+        return 1;
+    if (hmpi_req_is_ours(h)) {
+        hmpi_req_t *r = hmpi_req_obj(h);
+        return r->persistent && !r->active;
+    }
+    return 0;
+}
+
+/* Advances request i once: 1 when it is complete (or idle), without finishing it. */
+static int poll(MPI_Request h)
+{
+    if (hmpi_req_is_ours(h))
+        return hmpi_p2p_test(hmpi_req_obj(h));
+    int flag = 0;
+    PMPI_Request_get_status(h, &flag, MPI_STATUS_IGNORE);
+    return flag;
+}
+
+/* Finishes a complete request (ours or below) into status; returns its error. */
+static int finish(MPI_Request *h, MPI_Status *status)
+{
+    if (hmpi_req_is_ours(*h)) {
+        int err;
+        hmpi_p2p_lock();
+        err = finish_ours(h, status);
+        hmpi_p2p_unlock();
+        return err;
+    }
+    int flag = 0;
+    return PMPI_Test(h, &flag, status);
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    if (!request)
+        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST);
+    if (!hmpi_req_is_ours(*request))
+        return PMPI_Wait(request, status);
+    if (is_idle(*request)) {
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    MPI_Comm comm = comm_of(*request);
+    hmpi_p2p_lock();
+    hmpi_p2p_wait(hmpi_req_obj(*request));
+    int err = finish_ours(request, status);
+    hmpi_p2p_unlock();
+    return hmpi_raise(comm, err);
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    if (!request)
+        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST);
+    if (!hmpi_req_is_ours(*request)) {
+        int err = PMPI_Test(request, flag, status);
+        if (!*flag) {
+            hmpi_p2p_lock();
+            hmpi_p2p_progress();
+            hmpi_p2p_unlock();
+        }
+        return err;
+    }
+    if (is_idle(*request)) {
+        *flag = 1;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    MPI_Comm comm = comm_of(*request);
+    hmpi_p2p_lock();
+    *flag = hmpi_p2p_test(hmpi_req_obj(*request));
+    int err = *flag ? finish_ours(request, status) : MPI_SUCCESS;
+    hmpi_p2p_unlock();
+    return hmpi_raise(comm, err);
+}
+
+static int any_ours(int n, const MPI_Request *reqs)
+{
+    for (int i = 0; i < n; i++)
+        if (hmpi_req_is_ours(reqs[i]))
+            return 1;
+    return 0;
+}
+
+static MPI_Status *status_at(MPI_Status *statuses, int i)
+{
+    return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+/* Records err of request i; with statuses, MPI_ERR_IN_STATUS tells to look there. */
+static int note_error(int err, int sofar, MPI_Status *statuses, int i)
+{
+    if (statuses != MPI_STATUSES_IGNORE)
+        statuses[i].MPI_ERROR = err;
+    if (err == MPI_SUCCESS)
+        return sofar;
+    return statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS : err;
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    if (count < 0)
+        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
+    if (!any_ours(count, requests))
+        return PMPI_Waitall(count, requests, statuses);
+    hmpi_backoff_t b = {0};
+    uint64_t since = 0;
+    int left;
+    do {
+        left = 0;
+        hmpi_p2p_lock();
+        for (int i = 0; i < count; i++)
+            if (!is_idle(requests[i]) && !poll(requests[i]))
+                left++;
+        if (left)
+            hmpi_p2p_waiting(&b, &since);
+        hmpi_p2p_unlock();
+    } while (left);
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = status_at(statuses, i);
+        if (is_idle(requests[i])) {
+            empty_status(st);
+            continue;
+        }
+        err = note_error(finish(&requests[i], st), err, statuses, i);
+    }
+    return hmpi_raise(MPI_COMM_WORLD, err);
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    if (count < 0)
+        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
+    if (!any_ours(count, requests)) {
+        int err = PMPI_Testall(count, requests, flag, statuses);
+        hmpi_p2p_lock();
+        hmpi_p2p_progress();
+        hmpi_p2p_unlock();
+        return err;
+    }
+    int all = 1;
+    hmpi_p2p_lock();
+    for (int i = 0; i < count && all; i++)
+        all = is_idle(requests[i]) || poll(requests[i]);
+    hmpi_p2p_unlock();
+    *flag = all;
+    if (!all)
+        return MPI_SUCCESS;
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = status_at(statuses, i);
+        if (is_idle(requests[i])) {
+            empty_status(st);
+            continue;
+        }
+        err = note_error(finish(&requests[i], st), err, statuses, i);
+    }
+    return hmpi_raise(MPI_COMM_WORLD, err);
+}
+
+/* One pass of Testany: index of a completed request, MPI_UNDEFINED with *all_idle
+ * when nothing can complete, or -1 when something is still pending. */
+static int find_any(int count, MPI_Request requests[], int *all_idle)
+{
+    *all_idle = 1;
+    for (int i = 0; i < count; i++) {
+        if (is_idle(requests[i]))
+            continue;
+        *all_idle = 0;
+        if (poll(requests[i]))
+            return i;
+    }
+    return *all_idle ? MPI_UNDEFINED : -1;
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    if (count < 0)
+        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
+    if (!any_ours(count, requests))
+        return PMPI_Waitany(count, requests, index, status);
+    hmpi_backoff_t b = {0};
+    uint64_t since = 0;
+    int i, idle;
+    for (;;) {
+        hmpi_p2p_lock();
+        i = find_any(count, requests, &idle);
+        if (i == -1)
+            hmpi_p2p_waiting(&b, &since);
+        hmpi_p2p_unlock();
+        if (i != -1)
+            break;
+    }
+    *index = i;
+    if (i == MPI_UNDEFINED) {
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    MPI_Comm comm = hmpi_req_is_ours(requests[i]) ? comm_of(requests[i]) : MPI_COMM_WORLD;
+    return hmpi_raise(comm, finish(&requests[i], status));
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    if (count < 0)
+        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
+    if (!any_ours(count, requests)) {
+        int err = PMPI_Testany(count, requests, index, flag, status);
+        hmpi_p2p_lock();
+        hmpi_p2p_progress();
+        hmpi_p2p_unlock();
+        return err;
+    }
+    int idle;
+    hmpi_p2p_lock();
+    int i = find_any(count, requests, &idle);
+    hmpi_p2p_unlock();
+    if (i == -1) {
+        *flag = 0;
+        *index = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    *index = i;
+    if (i == MPI_UNDEFINED) {
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    MPI_Comm comm = hmpi_req_is_ours(requests[i]) ? comm_of(requests[i]) : MPI_COMM_WORLD;
+    return hmpi_raise(comm, finish(&requests[i], status));
+}
+
+/* One pass of Testsome: finishes every complete request. */
+static int some(int incount, MPI_Request requests[], int *outcount, int indices[],
+                MPI_Status statuses[], int *err_p)
+{
+    int n = 0, active = 0, err = MPI_SUCCESS;
+    for (int i = 0; i < incount; i++) {
+        if (is_idle(requests[i]))
+            continue;
+        active++;
+        hmpi_p2p_lock();
+        int done = poll(requests[i]);
+        hmpi_p2p_unlock();
+        if (!done)
+            continue;
+        indices[n] = i;
+        err = note_error(finish(&requests[i], status_at(statuses, n)), err, statuses, n);
+        n++;
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
+    *err_p = err;
+    return active;
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    if (incount < 0)
+        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
+    if (!any_ours(incount, requests))
+        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    hmpi_backoff_t b = {0};
+    uint64_t since = 0;
+    int err;
+    while (some(incount, requests, outcount, indices, statuses, &err) && *outcount == 0) {
+        hmpi_p2p_lock();
+        hmpi_p2p_waiting(&b, &since);
+        hmpi_p2p_unlock();
+    }
+    return hmpi_raise(MPI_COMM_WORLD, err);
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    if (incount < 0)
+        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
+    if (!any_ours(incount, requests)) {
+        int err = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+        hmpi_p2p_lock();
+        hmpi_p2p_progress();
+        hmpi_p2p_unlock();
+        return err;
+    }
+    int err;
+    some(incount, requests, outcount, indices, statuses, &err);
+    return hmpi_raise(MPI_COMM_WORLD, err);
+}
+
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    if (!hmpi_req_is_ours(request))
+        return PMPI_Request_get_status(request, flag, status);
+    if (is_idle(request)) {
+        *flag = 1;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    hmpi_p2p_lock();
+    hmpi_req_t *r = hmpi_req_obj(request);
+    *flag = hmpi_p2p_test(r);
+    if (*flag && status != MPI_STATUS_IGNORE) {
+        *status = r->status;
+        if (r->kind != HMPI_REQ_RECV)
+            status->MPI_ERROR = MPI_SUCCESS;
+    }
+    hmpi_p2p_unlock();
+    return MPI_SUCCESS;
+}
+
+int MPI_Request_free(MPI_Request *request)
+{
+    if (!request || !hmpi_req_is_ours(*request))
+        return PMPI_Request_free(request);
+    hmpi_p2p_lock();
+    hmpi_req_t *r = hmpi_req_obj(*request);
+    if (r->below != MPI_REQUEST_NULL) {
+        PMPI_Request_free(&r->below); /* the MPI below carries the operation on */
+        hmpi_req_release(r);
+    } else if (r->complete) {
+        hmpi_req_release(r);          /* done, or an inactive persistent request */
+    } else {
+        r->persistent = 0;
+        r->freed = 1;                 /* the engine releases it at completion */
+    }
+    hmpi_p2p_unlock();
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Cancel(MPI_Request *request)
+{
+    if (!request || !hmpi_req_is_ours(*request))
+        return PMPI_Cancel(request);
+    hmpi_p2p_lock();
+    hmpi_p2p_cancel(hmpi_req_obj(*request));
+    hmpi_p2p_unlock();
+    return MPI_SUCCESS;
+}
+
+/* ---- persistent requests ---------------------------------------------------------- */
+
+static int make_persistent(const void *buf, int count, MPI_Datatype type, int peer, int tag,
+                           MPI_Comm comm, int mode, int is_recv, MPI_Request *request)
+{
+    hmpi_comm_t *c = hmpi_comm_get(comm);
+    hmpi_type_t t;
+    int err = is_recv ? hmpi_check_recv(c, count, type, peer, tag, &t)
+                      : hmpi_check_send(c, count, type, peer, tag, &t);
+    if (err)
+        return hmpi_raise(comm, err);
+    hmpi_p2p_lock();
+    hmpi_req_t *r = hmpi_req_new(is_recv ? HMPI_REQ_RECV : HMPI_REQ_SEND);
+    if (r) {
+        hmpi_req_fill(r, c, buf, count, type, &t, peer, tag, mode);
+        r->persistent = 1;
+        r->complete = 1; /* inactive */
+        *request = hmpi_req_handle(r);
+    }
+    hmpi_p2p_unlock();
+    return hmpi_raise(comm, r ? MPI_SUCCESS : MPI_ERR_NO_MEM);
+}
+
+#define PERSISTENT_SEND(NAME, PNAME, MODE)                                                     \
+    int NAME(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,  \
+             MPI_Request *request)                                                             \
+    {                                                                                          \
+        if (!hmpi_comm_get(comm))                                                              \
+            return PNAME(buf, count, type, dest, tag, comm, request);                          \
+        return make_persistent(buf, count, type, dest, tag, comm, MODE, 0, request);           \
+    }
+PERSISTENT_SEND(MPI_Send_init, PMPI_Send_init, HMPI_MODE_STANDARD)
+PERSISTENT_SEND(MPI_Ssend_init, PMPI_Ssend_init, HMPI_MODE_SYNC)
+PERSISTENT_SEND(MPI_Rsend_init, PMPI_Rsend_init, HMPI_MODE_READY)
+PERSISTENT_SEND(MPI_Bsend_init, PMPI_Bsend_init, HMPI_MODE_BUFFERED)
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    if (!hmpi_comm_get(comm))
+        return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+    return make_persistent(buf, count, type, source, tag, comm, HMPI_MODE_STANDARD, 1, request);
+}
+
+static int start_one(hmpi_req_t *r)
+{
+    if (r->active)
+        return MPI_ERR_REQUEST;
+    r->complete = 0;
+    r->active = 1;
+    r->cancelled = 0;
+    if (r->peer == MPI_PROC_NULL) {
+        hmpi_status_proc_null(&r->status);
+        hmpi_p2p_finish(r);
+        return MPI_SUCCESS;
+    }
+    hmpi_comm_t *c = r->comm;
+    if (r->kind == HMPI_REQ_RECV)
+        return hmpi_recv_start(r);
+    int l = c->local_of[r->peer];
+    if (l < 0)
+        return hmpi_below_isend(r->buf, r->count, r->type, r->peer, r->tag, c->handle, r->mode,
+                                &r->below);
+    if (r->mode == HMPI_MODE_BUFFERED) {
+        hmpi_p2p_unlock();
+        int err = hmpi_bsend_reserve(&r->t, r->count);
+        hmpi_p2p_lock();
+        if (err)
+            return err;
+    }
+    return hmpi_p2p_send_start(r, l);
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    if (!request || !hmpi_req_is_ours(*request))
+        return PMPI_Start(request);
+    hmpi_p2p_lock();
+    hmpi_req_t *r = hmpi_req_obj(*request);
+    int err = r->persistent ? start_one(r) : MPI_ERR_REQUEST;
+    hmpi_p2p_unlock();
+    return hmpi_raise(r->comm ? r->comm->handle : MPI_COMM_WORLD, err);
+}
+
+int MPI_Startall(int count, MPI_Request requests[])
+{
+    for (int i = 0; i < count; i++) {
+        int err = MPI_Start(&requests[i]);
+        if (err)
+            return err;
+    }
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,90 @@
+/* bridge.c: where HMPI's matching meets the MPI below's, on communicators with members
+ * on other nodes. A receive from a specific remote rank goes straight to the MPI below;
+ * an ANY_SOURCE receive waits in HMPI's posted list, where a local message can match
+ * it, while the bridge asks the MPI below (MPI_Improbe, then MPI_Imrecv of exactly that
+ * message) for a remote one. A remote receive posted after a pending wildcard that
+ * could take the same message is held back until that wildcard is satisfied, so no
+ * message is matched out of posting order and nothing relies on MPI_Cancel.
+ * Invariant this rests on: every message between two ranks of one node on an
+ * accelerated communicator travels through HMPI, never through the MPI below. */
+#include "p2p.h"
+#include "../common/stats.h"
+
+int hmpi_bridge_pending;
+
+static int tags_overlap(int a, int b)
+{
+    return a == MPI_ANY_TAG || b == MPI_ANY_TAG || a == b;
+}
+
+/* A pending wildcard on c, posted before upto (NULL: anywhere), that could take a
+ * message with this tag. */
+static hmpi_req_t *wild_before(hmpi_comm_t *c, int tag, const hmpi_req_t *upto)
+{
+    for (hmpi_req_t *w = hmpi_posted_head; w && w != upto; w = w->next)
+        if (w->wild && w->comm == c && tags_overlap(w->tag, tag))
+            return w;
+    return NULL;
+}
+
+static int post_below(hmpi_req_t *r)
+{
+    return PMPI_Irecv(r->buf, r->count, r->type, r->peer, r->tag, r->comm->handle, &r->below);
+}
+
+int hmpi_bridge_recv_remote(hmpi_req_t *r)
+{
+    if (r->comm->nwild > 0 && wild_before(r->comm, r->tag, NULL)) {
+        r->deferred = 1;
+        hmpi_p2p_post(r);
+        hmpi_bridge_pending++;
+        return MPI_SUCCESS;
+    }
+    return post_below(r);
+}
+
+void hmpi_bridge_wild_done(hmpi_comm_t *c)
+{
+    hmpi_req_t *next;
+    for (hmpi_req_t *d = hmpi_posted_head; d; d = next) {
+        next = d->next;
+        if (!d->deferred || d->comm != c || wild_before(c, d->tag, d))
+            continue;
+        hmpi_p2p_unpost(d);
+        d->deferred = 0;
+        hmpi_bridge_pending--;
+        int err = post_below(d);
+        if (err != MPI_SUCCESS) {
+            hmpi_status_set(&d->status, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0);
+            hmpi_p2p_finish(d);
+        }
+    }
+}
+
+void hmpi_bridge_progress(void)
+{
+    for (hmpi_req_t *r = hmpi_posted_head; r; r = r->next) {
+        if (!r->wild)
+            continue;
+        int flag = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        PMPI_Improbe(MPI_ANY_SOURCE, r->tag, r->comm->handle, &flag, &msg, &st);
+        if (!flag)
+            continue;
+        /* The oldest wildcard that takes this message: r, or one posted before it. */
+        hmpi_req_t *w = wild_before(r->comm, st.MPI_TAG, NULL);
+        hmpi_p2p_unpost(w);
+        w->wild = 0;
+        w->comm->nwild--;
+        hmpi_bridge_pending--;
+        int err = PMPI_Imrecv(w->buf, w->count, w->type, &msg, &w->below);
+        if (err != MPI_SUCCESS) {
+            hmpi_status_set(&w->status, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0);
+            hmpi_p2p_finish(w);
+        }
+        hmpi_stat_add(HMPI_STAT_wild_remote, 1);
+        hmpi_bridge_wild_done(w->comm);
+        return; /* the list changed: the next pass goes on */
+    }
+}

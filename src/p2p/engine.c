@@ -1,0 +1,529 @@
+/* engine.c: matching and progress for peers on this node (hybrid-mpi.txt §4.1).
+ * Senders push envelopes on the receiver's shared incoming queue; the receiver moves
+ * them, oldest first, onto its private lists: matched against posted receives, else
+ * kept as unexpected. Both lists are in arrival/post order, so the first match is the
+ * one MPI's non-overtaking rule asks for. Everything here is private to the process
+ * except the envelopes and queues, and runs under the engine lock. */
+#include "p2p.h"
+#include "../common/knobs.h"
+#include "../common/log.h"
+#include "../common/stats.h"
+#include "../heap/heap.h"
+#include "../node/node.h"
+#include "../shm/wait.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+int hmpi_req_table_init(void);
+
+static hmpi_rank_ctrl_t *me;              /* my block in the control area */
+static hmpi_env_t *unexp_head, *unexp_tail; /* arrived, not yet matched (via link.next) */
+hmpi_req_t *hmpi_posted_head;
+static hmpi_req_t *posted_tail;
+static hmpi_env_t *inflight_head;        /* my envelopes not yet DONE (via snext) */
+static hmpi_env_t **inflight_tailp = &inflight_head;
+static hmpi_env_t *env_pool;             /* recycled envelopes (via snext) */
+static size_t env_bytes;                 /* one envelope with its immediate payload */
+static int cma_ok;
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+int hmpi_p2p_threaded;
+
+void hmpi_p2p_lock_slow(void) { pthread_mutex_lock(&engine_lock); }
+void hmpi_p2p_unlock_slow(void) { pthread_mutex_unlock(&engine_lock); }
+
+void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t bytes)
+{
+    st->MPI_SOURCE = source;
+    st->MPI_TAG = tag;
+    st->MPI_ERROR = error;
+    PMPI_Status_set_elements_x(st, MPI_BYTE, (MPI_Count)bytes);
+    PMPI_Status_set_cancelled(st, 0);
+}
+
+/* ---- envelopes ------------------------------------------------------------------- */
+
+static hmpi_env_t *env_get(void)
+{
+    hmpi_env_t *e = env_pool;
+    if (e) {
+        env_pool = e->snext;
+        return e;
+    }
+    return hmpi_heap_shared_alloc(env_bytes);
+}
+
+static void env_put(hmpi_env_t *e)
+{
+    e->snext = env_pool;
+    env_pool = e;
+}
+
+static void inflight_add(hmpi_env_t *e)
+{
+    e->snext = NULL;
+    *inflight_tailp = e;
+    inflight_tailp = &e->snext;
+}
+
+/* ---- completion ------------------------------------------------------------------ */
+
+void hmpi_p2p_finish(hmpi_req_t *r)
+{
+    r->complete = 1;
+    r->active = 0;
+    if (r->wild) {
+        r->wild = 0;
+        r->comm->nwild--;
+        hmpi_bridge_pending--;
+        hmpi_bridge_wild_done(r->comm);
+    }
+    if (r->freed && !r->persistent)
+        hmpi_req_release(r);
+}
+
+static void complete_send(hmpi_env_t *e)
+{
+    hmpi_req_t *r = e->sreq;
+    if (r) {
+        hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        r->env = NULL;
+        hmpi_p2p_finish(r);
+    }
+    if (e->bounce)
+        hmpi_heap_free(e->bounce);
+    if (e->buffered)
+        hmpi_bsend_release(e->size);
+    env_put(e);
+}
+
+/* Takes the envelope from the sender (see the state protocol in p2p.h). */
+static void claim(hmpi_env_t *e)
+{
+    if (e->proto == HMPI_PROTO_IMMEDIATE)
+        return; /* never converted by the sender */
+    hmpi_backoff_t b = {0};
+    for (;;) {
+        uint32_t s = atomic_load_explicit(&e->state, memory_order_acquire);
+        if ((s == HMPI_ENV_PENDING || s == HMPI_ENV_EAGER) &&
+            atomic_compare_exchange_strong_explicit(&e->state, &s, HMPI_ENV_CLAIMED,
+                                                    memory_order_acquire, memory_order_relaxed))
+            return;
+        hmpi_backoff(&b); /* BOUNCING: the sender is copying its data out */
+    }
+}
+
+static void complete_recv(hmpi_req_t *r, hmpi_env_t *e)
+{
+    claim(e);
+    size_t cap = r->t.size * (size_t)r->count;
+    size_t len = e->size <= cap ? e->size : cap;
+    size_t got = hmpi_protos[e->proto].deliver(e, r, &r->t, len);
+    int err = e->size > cap ? MPI_ERR_TRUNCATE : got != len ? MPI_ERR_OTHER : MPI_SUCCESS;
+    hmpi_status_set(&r->status, e->src, e->tag, err, got);
+    /* Last touch of the envelope: from here on it is the sender's again. */
+    atomic_store_explicit(&e->state, HMPI_ENV_DONE, memory_order_release);
+    hmpi_p2p_finish(r);
+}
+
+static inline int matches(const hmpi_req_t *r, const hmpi_env_t *e)
+{
+    return e->ctx == r->comm->ctx && (r->peer == MPI_ANY_SOURCE || r->peer == e->src) &&
+           (r->tag == MPI_ANY_TAG || r->tag == e->tag) && !r->deferred;
+}
+
+/* ---- the private lists ------------------------------------------------------------ */
+
+void hmpi_p2p_unpost(hmpi_req_t *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        hmpi_posted_head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        posted_tail = r->prev;
+    r->next = r->prev = NULL;
+    r->posted = 0;
+}
+
+void hmpi_p2p_post(hmpi_req_t *r)
+{
+    r->prev = posted_tail;
+    r->next = NULL;
+    if (posted_tail)
+        posted_tail->next = r;
+    else
+        hmpi_posted_head = r;
+    posted_tail = r;
+    r->posted = 1;
+}
+
+static void arrive(hmpi_env_t *e)
+{
+    for (hmpi_req_t *r = hmpi_posted_head; r; r = r->next) {
+        if (matches(r, e)) {
+            hmpi_p2p_unpost(r);
+            complete_recv(r, e);
+            return;
+        }
+    }
+    e->link.next = NULL;
+    if (unexp_tail)
+        unexp_tail->link.next = &e->link;
+    else
+        unexp_head = e;
+    unexp_tail = e;
+}
+
+/* Removes and returns the oldest unexpected envelope that r matches. */
+static hmpi_env_t *take_unexpected(const hmpi_req_t *r, int remove)
+{
+    hmpi_env_t *prev = NULL;
+    for (hmpi_env_t *e = unexp_head; e; prev = e, e = (hmpi_env_t *)e->link.next) {
+        if (!matches(r, e))
+            continue;
+        if (remove) {
+            hmpi_env_t *next = (hmpi_env_t *)e->link.next;
+            if (prev)
+                prev->link.next = &next->link;
+            else
+                unexp_head = next;
+            if (unexp_tail == e)
+                unexp_tail = prev;
+        }
+        return e;
+    }
+    return NULL;
+}
+
+static void drain_incoming(void)
+{
+    hmpi_qnode_t *n = hmpi_queue_take(&me->incoming);
+    while (n) {
+        hmpi_qnode_t *next = n->next;
+        arrive((hmpi_env_t *)n);
+        n = next;
+    }
+}
+
+static void walk_inflight(void)
+{
+    hmpi_env_t **pp = &inflight_head;
+    while (*pp) {
+        hmpi_env_t *e = *pp;
+        uint32_t s = atomic_load_explicit(&e->state, memory_order_acquire);
+        if (s == HMPI_ENV_DONE) {
+            *pp = e->snext;
+            if (inflight_tailp == &e->snext)
+                inflight_tailp = pp;
+            complete_send(e);
+            continue;
+        }
+        if (s == HMPI_ENV_MATCHED && e->proto == HMPI_PROTO_SYNERGISTIC)
+            hmpi_stat_add(HMPI_STAT_blocks_by_sender, hmpi_syn_copy_blocks(e));
+        pp = &e->snext;
+    }
+}
+
+void hmpi_p2p_progress(void)
+{
+    drain_incoming();
+    if (inflight_head)
+        walk_inflight();
+    if (hmpi_bridge_pending)
+        hmpi_bridge_progress();
+}
+
+/* A waiting sender whose receiver is late copies its heap messages out (up to
+ * EAGER_MAX) and completes them, as an eager protocol would: programs that send
+ * before they receive (unsafe, but common) keep working. */
+static void unblock_sends(void)
+{
+    for (hmpi_env_t *e = inflight_head; e; e = e->snext) {
+        if (!e->user_data || e->sync || !e->sreq || e->size > (uint64_t)hmpi_knobs.EAGER_MAX ||
+            e->proto == HMPI_PROTO_CMA)
+            continue;
+        uint32_t s = HMPI_ENV_PENDING;
+        if (!atomic_compare_exchange_strong_explicit(&e->state, &s, HMPI_ENV_BOUNCING,
+                                                     memory_order_acquire, memory_order_relaxed))
+            continue;
+        void *copy = hmpi_heap_shared_alloc(e->size);
+        if (copy) {
+            memcpy(copy, e->data, e->size);
+            e->data = copy;
+            e->bounce = copy;
+            e->user_data = 0;
+            hmpi_req_t *r = e->sreq;
+            e->sreq = NULL;
+            hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+            r->env = NULL;
+            hmpi_p2p_finish(r);
+            hmpi_stat_add(HMPI_STAT_eager_copies, 1);
+        }
+        atomic_store_explicit(&e->state, copy ? HMPI_ENV_EAGER : HMPI_ENV_PENDING,
+                              memory_order_release);
+    }
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int hmpi_p2p_test(hmpi_req_t *r)
+{
+    if (!r->complete) {
+        if (r->below != MPI_REQUEST_NULL) {
+            int flag = 0;
+            PMPI_Test(&r->below, &flag, &r->status);
+            if (flag)
+                hmpi_p2p_finish(r);
+        }
+        hmpi_p2p_progress();
+    }
+    return r->complete;
+}
+
+void hmpi_p2p_wait(hmpi_req_t *r)
+{
+    hmpi_backoff_t b = {0};
+    uint64_t since = 0;
+    while (!hmpi_p2p_test(r)) {
+        if (b.spins >= HMPI_SPIN_LIMIT && inflight_head) {
+            uint64_t t = now_us();
+            if (!since)
+                since = t;
+            else if (t - since >= (uint64_t)hmpi_knobs.EAGER_DELAY_US)
+                unblock_sends(), since = t;
+        }
+        hmpi_p2p_unlock();
+        hmpi_backoff(&b);
+        hmpi_p2p_lock();
+    }
+}
+
+/* Called by multi-request waits (mpi/request.c) between passes. */
+void hmpi_p2p_waiting(hmpi_backoff_t *b, uint64_t *since)
+{
+    if (b->spins >= HMPI_SPIN_LIMIT && inflight_head) {
+        uint64_t t = now_us();
+        if (!*since)
+            *since = t;
+        else if (t - *since >= (uint64_t)hmpi_knobs.EAGER_DELAY_US)
+            unblock_sends(), *since = t;
+    }
+    hmpi_p2p_unlock();
+    hmpi_backoff(b);
+    hmpi_p2p_lock();
+}
+
+/* ---- operations ------------------------------------------------------------------- */
+
+static void count_proto(hmpi_proto_t p, size_t bytes)
+{
+    static const hmpi_stat_t msgs[HMPI_PROTO_COUNT] = {
+        HMPI_STAT_msgs_immediate, HMPI_STAT_msgs_copy, HMPI_STAT_msgs_synergistic,
+        HMPI_STAT_msgs_cma};
+    static const hmpi_stat_t byts[HMPI_PROTO_COUNT] = {
+        HMPI_STAT_bytes_immediate, HMPI_STAT_bytes_copy, HMPI_STAT_bytes_synergistic,
+        HMPI_STAT_bytes_cma};
+    hmpi_stat_add(msgs[p], 1);
+    hmpi_stat_add(byts[p], bytes);
+}
+
+static int pack_into(hmpi_req_t *r, void *dst, size_t bytes)
+{
+    int pos = 0;
+    return PMPI_Pack(r->buf, r->count, r->type, dst, (int)bytes, &pos, MPI_COMM_SELF);
+}
+
+int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
+{
+    size_t bytes = r->t.size * (size_t)r->count;
+    const char *p = (const char *)r->buf + r->t.lb;
+    hmpi_env_t *e = env_get();
+    if (!e)
+        return MPI_ERR_NO_MEM;
+    e->ctx = r->comm->ctx;
+    e->src = r->comm->rank;
+    e->tag = r->tag;
+    e->sync = r->mode == HMPI_MODE_SYNC;
+    e->src_local = (uint16_t)hmpi_node.rank;
+    e->size = bytes;
+    e->bounce = NULL;
+    e->user_data = 0;
+    e->buffered = r->mode == HMPI_MODE_BUFFERED;
+    atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
+    int eager = 1;
+    if (bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX) {
+        e->proto = HMPI_PROTO_IMMEDIATE;
+        e->data = e->u.payload;
+        if (r->t.contig)
+            memcpy(e->u.payload, p, bytes);
+        else if (bytes)
+            pack_into(r, e->u.payload, bytes);
+    } else {
+        e->proto = bytes >= (size_t)hmpi_knobs.SYNERGISTIC_MIN ? HMPI_PROTO_SYNERGISTIC
+                                                               : HMPI_PROTO_COPY;
+        if (r->t.contig && !e->buffered && hmpi_heap_is_shared_range(p, bytes)) {
+            e->data = p;
+            e->user_data = 1;
+            eager = 0;
+        } else if (r->t.contig && !e->buffered && cma_ok && bytes >= (size_t)hmpi_knobs.CMA_MIN) {
+            e->proto = HMPI_PROTO_CMA;
+            e->data = p;
+            e->src_pid = me->pid;
+            e->user_data = 1;
+            eager = 0;
+        } else {
+            void *copy = hmpi_heap_shared_alloc(bytes);
+            if (!copy) {
+                env_put(e);
+                return MPI_ERR_NO_MEM;
+            }
+            if (r->t.contig) {
+                memcpy(copy, p, bytes);
+                hmpi_stat_add(HMPI_STAT_bounced, 1);
+            } else {
+                pack_into(r, copy, bytes);
+                hmpi_stat_add(HMPI_STAT_packed, 1);
+            }
+            e->data = copy;
+            e->bounce = copy;
+        }
+    }
+    if (e->proto == HMPI_PROTO_SYNERGISTIC) {
+        atomic_store_explicit(&e->u.syn.next_block, 0, memory_order_relaxed);
+        atomic_store_explicit(&e->u.syn.blocks_done, 0, memory_order_relaxed);
+    }
+    count_proto((hmpi_proto_t)e->proto, bytes);
+    if (eager && !e->sync) {
+        e->sreq = NULL;
+        hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        r->complete = 1;
+        r->active = 0;
+    } else {
+        e->sreq = r;
+        r->env = e;
+    }
+    inflight_add(e);
+    hmpi_queue_push(&hmpi_ctrl()->rank[dst_local].incoming, &e->link);
+    return MPI_SUCCESS;
+}
+
+int hmpi_p2p_recv_start(hmpi_req_t *r)
+{
+    drain_incoming();
+    hmpi_env_t *e = take_unexpected(r, 1);
+    if (e) {
+        complete_recv(r, e);
+        return MPI_SUCCESS;
+    }
+    hmpi_p2p_post(r);
+    if (r->peer == MPI_ANY_SOURCE && r->comm->has_remote) {
+        r->wild = 1;
+        r->comm->nwild++;
+        hmpi_bridge_pending++;
+    }
+    return MPI_SUCCESS;
+}
+
+int hmpi_p2p_cancel(hmpi_req_t *r)
+{
+    if (r->complete)
+        return 0;
+    if (r->below != MPI_REQUEST_NULL)
+        return PMPI_Cancel(&r->below) == MPI_SUCCESS; /* completes through PMPI_Test */
+    if (!r->posted)
+        return 0; /* sends are not cancelled: they complete normally */
+    hmpi_p2p_unpost(r);
+    if (r->deferred)
+        hmpi_bridge_pending--;
+    r->deferred = 0;
+    hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+    PMPI_Status_set_cancelled(&r->status, 1);
+    r->cancelled = 1;
+    hmpi_p2p_finish(r);
+    return 1;
+}
+
+int hmpi_p2p_iprobe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Status *status)
+{
+    hmpi_p2p_progress();
+    hmpi_req_t probe = {.comm = c, .peer = source, .tag = tag};
+    hmpi_env_t *e = take_unexpected(&probe, 0);
+    if (e) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE)
+            hmpi_status_set(status, e->src, e->tag, MPI_SUCCESS, e->size);
+        return MPI_SUCCESS;
+    }
+    *flag = 0;
+    if (source == MPI_ANY_SOURCE && c->has_remote)
+        return PMPI_Iprobe(source, tag, c->handle, flag, status);
+    return MPI_SUCCESS;
+}
+
+/* ---- init ------------------------------------------------------------------------- */
+
+static volatile uint64_t cma_probe_word = 0x484d5049434d4131ULL;
+
+/* Can this rank read a local peer's private memory? Each rank publishes the address
+ * of a private word and reads every peer's. */
+static int cma_check(void)
+{
+    if (!hmpi_knobs.CMA)
+        return 0;
+    uintptr_t mine = (uintptr_t)&cma_probe_word, *all;
+    all = hmpi_heap_malloc(sizeof(uintptr_t) * (size_t)hmpi_node.size);
+    if (!all)
+        return 0;
+    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, hmpi_node.comm);
+    int ok = 1;
+    for (int l = 0; l < hmpi_node.size && ok; l++) {
+        uint64_t v = 0;
+        struct iovec local = {&v, sizeof v}, remote = {(void *)all[l], sizeof v};
+        ok = process_vm_readv(hmpi_ctrl()->rank[l].pid, &local, 1, &remote, 1, 0) ==
+                 (ssize_t)sizeof v &&
+             v == cma_probe_word;
+    }
+    hmpi_heap_free(all);
+    int all_ok = 0;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, hmpi_node.comm);
+    return all_ok;
+}
+
+int hmpi_p2p_init(void)
+{
+    if (hmpi_req_table_init() != 0)
+        return -1;
+    hmpi_ctrl_t *ctrl = hmpi_ctrl();
+    me = &ctrl->rank[hmpi_node.rank];
+    me->pid = getpid();
+    if (hmpi_node.rank == 0) {
+        ctrl->nranks = hmpi_node.size;
+        ctrl->magic = HMPI_CTRL_MAGIC;
+    }
+    size_t line = HMPI_CACHE_LINE;
+    size_t payload = (size_t)hmpi_knobs.IMMEDIATE_MAX;
+    size_t body = sizeof(((hmpi_env_t *)0)->u) > payload ? sizeof(((hmpi_env_t *)0)->u) : payload;
+    env_bytes = (offsetof(hmpi_env_t, u) + body + line - 1) / line * line;
+    PMPI_Barrier(hmpi_node.comm); /* every pid is published */
+    cma_ok = cma_check();
+    me->cma_ok = cma_ok;
+    return 0;
+}
+
+void hmpi_p2p_finalize(void)
+{
+    /* Nothing to wait for: envelopes and bounce copies live in the shared file, which
+     * stays mapped (and readable by peers) until the last local rank exits. */
+}

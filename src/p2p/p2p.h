@@ -1,0 +1,207 @@
+/* p2p.h: HMPI's point-to-point engine: requests, envelopes, matching, protocols and
+ * progress for peers on this node, and the bridge to the MPI below for the others.
+ * The mpi/ entry points validate arguments and call these. */
+#ifndef HMPI_P2P_H
+#define HMPI_P2P_H
+
+#include "../mpi/comm.h"
+#include "../mpi/datatype.h"
+#include "../shm/ctrl.h"
+#include "../shm/wait.h"
+
+#include <mpi.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- envelopes ------------------------------------------------------------------- */
+
+typedef enum {
+    HMPI_PROTO_IMMEDIATE,   /* payload inline after the envelope */
+    HMPI_PROTO_COPY,        /* receiver copies from a heap buffer (the sender's or a bounce) */
+    HMPI_PROTO_SYNERGISTIC, /* receiver and sender copy blocks, claimed by one counter */
+    HMPI_PROTO_CMA,         /* receiver reads the sender's private buffer (process_vm_readv) */
+    HMPI_PROTO_COUNT
+} hmpi_proto_t;
+
+/* Envelope states. The receiver moves PENDING -> MATCHED (synergistic only) -> DONE;
+ * after DONE it never touches the envelope again and the sender may reuse it. A sender
+ * whose receiver is late may take PENDING -> BOUNCING -> EAGER (copying its data out);
+ * the receiver claims with a CAS from PENDING or EAGER, so exactly one side wins. */
+enum {
+    HMPI_ENV_PENDING,
+    HMPI_ENV_MATCHED,
+    HMPI_ENV_DONE,
+    HMPI_ENV_BOUNCING,
+    HMPI_ENV_EAGER,
+    HMPI_ENV_CLAIMED,
+};
+
+struct hmpi_req_s;
+
+/* A message announced to a local receiver. Allocated in the sender's slice of the
+ * shared heap (so every local rank reads it at the same address) and only ever freed
+ * by the sender, once state is DONE. */
+typedef struct hmpi_env_s {
+    /* line 0: written by the sender before the push, read by the receiver */
+    hmpi_qnode_t link;             /* incoming queue, then the receiver's private lists */
+    uint32_t ctx;                  /* communicator context */
+    int32_t src;                   /* sender's rank in the communicator */
+    int32_t tag;
+    uint8_t proto;                 /* hmpi_proto_t */
+    uint8_t sync;                  /* synchronous send: completes at the match */
+    uint16_t src_local;            /* sender's local rank */
+    uint64_t size;                 /* bytes of the message */
+    const void *data;              /* where the bytes are (shared, or private for CMA) */
+    _Atomic uint32_t state;        /* HMPI_ENV_*, see above */
+    int32_t src_pid;               /* CMA: the process to read from */
+    /* sender-private (the receiver never reads these) */
+    struct hmpi_req_s *sreq;       /* send request to complete at DONE, or NULL */
+    struct hmpi_env_s *snext;      /* sender's in-flight list */
+    void *bounce;                  /* heap copy the sender frees at DONE */
+    uint8_t user_data;             /* data points at the user's buffer */
+    uint8_t buffered;              /* MPI_Bsend: holds room in the attached buffer */
+    /* line 1..: the synergistic control, or the immediate payload */
+    alignas(HMPI_CACHE_LINE) union {
+        struct {
+            void *dst;                  /* receive buffer, in the shared heap */
+            uint64_t len;               /* bytes to copy (truncation applied) */
+            uint64_t block;             /* block size */
+            uint64_t nblocks;
+            alignas(HMPI_CACHE_LINE) _Atomic uint64_t next_block; /* claim counter */
+            alignas(HMPI_CACHE_LINE) _Atomic uint64_t blocks_done;
+        } syn;
+        unsigned char payload[1];   /* immediate: IMMEDIATE_MAX bytes */
+    } u;
+} hmpi_env_t;
+
+/* ---- requests -------------------------------------------------------------------- */
+
+typedef enum {
+    HMPI_REQ_SEND,
+    HMPI_REQ_RECV,
+    HMPI_REQ_DONE,     /* completed at creation (PROC_NULL, idup, ...) */
+} hmpi_req_kind_t;
+
+enum { HMPI_MODE_STANDARD, HMPI_MODE_SYNC, HMPI_MODE_READY, HMPI_MODE_BUFFERED };
+
+typedef struct hmpi_req_s {
+    uint8_t kind;          /* hmpi_req_kind_t */
+    uint8_t mode;          /* send mode */
+    uint8_t persistent;    /* made by *_init: survives completion */
+    uint8_t active;        /* persistent: started, not yet completed */
+    uint8_t freed;         /* MPI_Request_free'd while active: release at completion */
+    uint8_t wild;          /* ANY_SOURCE receive that a remote sender may satisfy */
+    uint8_t deferred;      /* remote receive held back behind a wildcard (bridge) */
+    uint8_t cancelled;
+    uint8_t posted;        /* in the posted list */
+    int complete;          /* set once; read by wait loops of the same process */
+    MPI_Status status;
+    hmpi_comm_t *comm;
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    hmpi_type_t t;         /* layout of count elements of type */
+    int peer;              /* rank in comm: destination, or source (MPI_ANY_SOURCE) */
+    int tag;
+    hmpi_env_t *env;       /* send: its envelope while in flight */
+    MPI_Request below;     /* the MPI below's request carrying this one, if any */
+    struct hmpi_req_s *next, *prev; /* posted list */
+    uint32_t free_next;
+} hmpi_req_t;
+
+/* Handles: HMPI requests live in one reserved table, so an MPI_Request value tells
+ * whose it is. With integer handles (MPICH) ours carry a tag MPICH never makes (handle
+ * kind "invalid", object 0); with pointer handles (Open MPI) ours point into the table. */
+int hmpi_req_is_ours(MPI_Request h);
+hmpi_req_t *hmpi_req_obj(MPI_Request h);
+MPI_Request hmpi_req_handle(hmpi_req_t *r);
+
+hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind);   /* NULL when the table is full */
+void hmpi_req_release(hmpi_req_t *r);
+/* A request that is already complete with an empty status. */
+MPI_Request hmpi_req_new_done(void);
+
+/* ---- operations (the mpi/ layer validated the arguments) ---------------------------- */
+
+/* Starts a send to local peer dst_local; r is complete on return when the send
+ * could finish eagerly. Returns an MPI error code. */
+int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local);
+
+/* Starts a receive (local source, or ANY_SOURCE); may complete at once. */
+int hmpi_p2p_recv_start(hmpi_req_t *r);
+
+/* One pass of the engine: incoming messages, sends in flight, the bridge. */
+void hmpi_p2p_progress(void);
+
+/* Advances r (progress included) and tells whether it is complete. */
+int hmpi_p2p_test(hmpi_req_t *r);
+
+/* Waits for r to complete, making progress and yielding when oversubscribed. */
+void hmpi_p2p_wait(hmpi_req_t *r);
+
+/* Cancels a receive not yet matched; returns 1 when cancelled. */
+int hmpi_p2p_cancel(hmpi_req_t *r);
+
+/* Looks for a matching message without receiving it: local ones, then (for a
+ * wildcard on a comm with remote members) the MPI below. */
+int hmpi_p2p_iprobe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Status *status);
+
+/* Bridge to the MPI below (bridge.c): a receive from a remote source on r->comm,
+ * posted below at once unless an earlier ANY_SOURCE receive could take its message. */
+int hmpi_bridge_recv_remote(hmpi_req_t *r);
+/* Receives remote messages for pending wildcards; posts deferred receives. */
+void hmpi_bridge_progress(void);
+/* A wildcard receive on c completed or was cancelled: deferred ones may go below. */
+void hmpi_bridge_wild_done(hmpi_comm_t *c);
+extern int hmpi_bridge_pending; /* wildcard and deferred receives waiting in the bridge */
+
+/* The posted list, shared by the engine and the bridge (oldest first). */
+extern hmpi_req_t *hmpi_posted_head;
+void hmpi_p2p_unpost(hmpi_req_t *r);
+void hmpi_p2p_post(hmpi_req_t *r);
+/* One step of a multi-request wait: unblocks late sends, then yields or spins. */
+void hmpi_p2p_waiting(hmpi_backoff_t *b, uint64_t *since);
+/* Completes r (and releases it when it was freed). */
+void hmpi_p2p_finish(hmpi_req_t *r);
+
+/* Fills a status from a completed request (not for MPI_STATUS_IGNORE). */
+void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t bytes);
+
+/* The engine lock: taken only when the program asked for MPI_THREAD_MULTIPLE. */
+extern int hmpi_p2p_threaded;
+void hmpi_p2p_lock_slow(void);
+void hmpi_p2p_unlock_slow(void);
+static inline void hmpi_p2p_lock(void)
+{
+    if (hmpi_p2p_threaded)
+        hmpi_p2p_lock_slow();
+}
+static inline void hmpi_p2p_unlock(void)
+{
+    if (hmpi_p2p_threaded)
+        hmpi_p2p_unlock_slow();
+}
+
+/* Room of a delivered buffered message goes back to the attached buffer (bsend.c). */
+void hmpi_bsend_release(size_t bytes);
+
+int hmpi_p2p_init(void);
+void hmpi_p2p_finalize(void);
+
+/* Protocol table: receive side of each protocol. */
+typedef struct {
+    const char *name;
+    /* Moves the message of env into r's buffer; returns the bytes received. The
+     * envelope is still the receiver's when it returns (the caller marks it DONE). */
+    size_t (*deliver)(hmpi_env_t *env, hmpi_req_t *r, const hmpi_type_t *t, size_t len);
+} hmpi_proto_ops_t;
+
+extern const hmpi_proto_ops_t hmpi_protos[HMPI_PROTO_COUNT];
+
+/* Helper of both sides of the synergistic protocol: copies blocks until none is left;
+ * returns how many this caller copied. */
+uint64_t hmpi_syn_copy_blocks(hmpi_env_t *env);
+
+#endif

@@ -1,0 +1,86 @@
+/* request.c: HMPI's request objects and their MPI_Request handles. One table reserved
+ * at init (address space only; pages appear as requests are used), a free list of
+ * slots, and an encoding that never collides with the MPI below's handles.
+ * Private to the process; guarded by the engine lock. */
+#include "p2p.h"
+#include "../common/log.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+enum { REQ_MAX = 1 << 22 };
+
+static hmpi_req_t *table;
+static uint32_t top;          /* slots ever handed out */
+static uint32_t free_head;    /* 1 + index of the first free slot, 0: none */
+
+#ifdef OPEN_MPI
+int hmpi_req_is_ours(MPI_Request h)
+{
+    return (uintptr_t)h - (uintptr_t)table < (uintptr_t)REQ_MAX * sizeof(hmpi_req_t);
+}
+hmpi_req_t *hmpi_req_obj(MPI_Request h) { return (hmpi_req_t *)(void *)h; }
+MPI_Request hmpi_req_handle(hmpi_req_t *r) { return (MPI_Request)(void *)r; }
+#else
+#define HANDLE_TAG 0x01000000u
+#define HANDLE_MASK 0xff000000u
+_Static_assert(REQ_MAX <= (1 << 24), "request index fits under the tag");
+int hmpi_req_is_ours(MPI_Request h)
+{
+    return ((uint32_t)h & HANDLE_MASK) == HANDLE_TAG && table;
+}
+hmpi_req_t *hmpi_req_obj(MPI_Request h) { return &table[(uint32_t)h & ~HANDLE_MASK]; }
+MPI_Request hmpi_req_handle(hmpi_req_t *r) { return (MPI_Request)(HANDLE_TAG | (uint32_t)(r - table)); }
+#endif
+
+hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind)
+{
+    uint32_t i;
+    if (free_head) {
+        i = free_head - 1;
+        free_head = table[i].free_next;
+    } else if (top < REQ_MAX) {
+        i = top++;
+    } else {
+        hmpi_log_error("more than %d HMPI requests outstanding", REQ_MAX);
+        return NULL;
+    }
+    hmpi_req_t *r = &table[i];
+    memset(r, 0, sizeof *r);
+    r->kind = (uint8_t)kind;
+    r->below = MPI_REQUEST_NULL;
+    return r;
+}
+
+void hmpi_req_release(hmpi_req_t *r)
+{
+    uint32_t i = (uint32_t)(r - table);
+    r->kind = HMPI_REQ_DONE;
+    r->free_next = free_head;
+    free_head = i + 1;
+}
+
+MPI_Request hmpi_req_new_done(void)
+{
+    hmpi_req_t *r = hmpi_req_new(HMPI_REQ_DONE);
+    if (!r)
+        return MPI_REQUEST_NULL;
+    r->complete = 1;
+    hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+    return hmpi_req_handle(r);
+}
+
+int hmpi_req_table_init(void)
+{
+    if (table)
+        return 0;
+    void *p = mmap(NULL, (size_t)REQ_MAX * sizeof(hmpi_req_t), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        hmpi_log_error("cannot reserve the request table");
+        return -1;
+    }
+    table = p;
+    return 0;
+}

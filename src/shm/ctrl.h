@@ -1,0 +1,38 @@
+/* ctrl.h: the control area at the start of the shared region: one block per local
+ * rank, written by its owner at MPI_Init except for the incoming queue. The region
+ * has one address in every local rank, so the pointers held here are valid everywhere.
+ * No MPI in here. */
+#ifndef HMPI_SHM_CTRL_H
+#define HMPI_SHM_CTRL_H
+
+#include "queue.h"
+#include "../heap/heap.h"
+
+#include <assert.h>
+#include <stdalign.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define HMPI_CTRL_MAGIC 0x484d504943544c31ULL /* "HMPICTL1" */
+#define HMPI_CACHE_LINE 64
+
+typedef struct {
+    alignas(HMPI_CACHE_LINE) hmpi_queue_t incoming; /* pushed by any local sender */
+    alignas(HMPI_CACHE_LINE) pid_t pid;             /* written once by the owner */
+    int cma_ok;                                     /* process_vm_readv works on it */
+} hmpi_rank_ctrl_t;
+
+static_assert(sizeof(hmpi_rank_ctrl_t) == 2 * HMPI_CACHE_LINE, "one line per writer");
+
+typedef struct {
+    uint64_t magic;   /* written by local rank 0 */
+    int nranks;
+    alignas(HMPI_CACHE_LINE) hmpi_rank_ctrl_t rank[]; /* [nranks] */
+} hmpi_ctrl_t;
+
+static inline hmpi_ctrl_t *hmpi_ctrl(void)
+{
+    return (hmpi_ctrl_t *)hmpi_region.base;
+}
+
+#endif

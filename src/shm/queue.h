@@ -1,0 +1,59 @@
+/* queue.h: the incoming queue of a rank: many local senders push, one receiver takes
+ * everything at once. Lives in the shared region, so the links are plain pointers into
+ * the shared heap (one address in every rank of the node).
+ *
+ * Protocol (lock-free, no ABA):
+ *  - push: a sender links its node in front of the current head and publishes it with a
+ *    CAS (release), so the node's contents are visible before the node is.
+ *  - take: the owner swaps the head with NULL (acquire) and gets a LIFO chain of every
+ *    node pushed so far; it reverses the chain to arrival order. Pushes are linearized
+ *    at their CAS, and a take removes a prefix of that order, so messages of one sender
+ *    stay in the order it pushed them, across takes too.
+ *  - nodes are never popped one by one, so a node cannot be recycled under a pusher.
+ * No MPI in here. */
+#ifndef HMPI_SHM_QUEUE_H
+#define HMPI_SHM_QUEUE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+typedef struct hmpi_qnode_s {
+    struct hmpi_qnode_s *next;
+} hmpi_qnode_t;
+
+typedef struct {
+    _Atomic(hmpi_qnode_t *) head;
+} hmpi_queue_t;
+
+static inline void hmpi_queue_push(hmpi_queue_t *q, hmpi_qnode_t *n)
+{
+    hmpi_qnode_t *old = atomic_load_explicit(&q->head, memory_order_relaxed);
+    do {
+        n->next = old;
+    } while (!atomic_compare_exchange_weak_explicit(&q->head, &old, n, memory_order_release,
+                                                    memory_order_relaxed));
+}
+
+/* Cheap test, for polling without taking a cache line exclusively. */
+static inline int hmpi_queue_empty(hmpi_queue_t *q)
+{
+    return atomic_load_explicit(&q->head, memory_order_relaxed) == NULL;
+}
+
+/* Everything pushed so far, oldest first (NULL when empty). */
+static inline hmpi_qnode_t *hmpi_queue_take(hmpi_queue_t *q)
+{
+    if (hmpi_queue_empty(q))
+        return NULL;
+    hmpi_qnode_t *n = atomic_exchange_explicit(&q->head, NULL, memory_order_acquire);
+    hmpi_qnode_t *fifo = NULL;
+    while (n) {
+        hmpi_qnode_t *next = n->next;
+        n->next = fifo;
+        fifo = n;
+        n = next;
+    }
+    return fifo;
+}
+
+#endif
