@@ -1,1 +1,27 @@
+# make install: the libraries, hmpi.h, the tools, a CMake package (find_package(HMPI)
+# gives HMPI::hmpi) and a pkg-config file.
+include(CMakePackageConfigHelpers)
 
+install(TARGETS hmpi hmpi_static EXPORT HMPITargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/include/hmpi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS hmpi_info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(PROGRAMS
+  ${PROJECT_BINARY_DIR}/tools/install/hmpirun
+  ${PROJECT_BINARY_DIR}/tools/install/hmpicc
+  ${PROJECT_BINARY_DIR}/tools/install/hmpic++
+  ${PROJECT_BINARY_DIR}/tools/install/hmpifort
+  DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+install(EXPORT HMPITargets NAMESPACE HMPI:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/HMPI)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/HMPIConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/HMPIConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/HMPI)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/HMPIConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/HMPIConfig.cmake ${PROJECT_BINARY_DIR}/HMPIConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/HMPI)
+
+configure_file(${PROJECT_SOURCE_DIR}/cmake/hmpi.pc.in ${PROJECT_BINARY_DIR}/hmpi.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/hmpi.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

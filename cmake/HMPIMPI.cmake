@@ -20,7 +20,7 @@ message(STATUS "HMPI layers on ${HMPI_MPI}: ${HMPI_MPICC}, ${HMPI_MPIEXEC}")
 # Extra launcher flags the tests need: Open MPI refuses root and more ranks than cores
 # unless told.
 if(HMPI_MPI STREQUAL "openmpi")
-  set(HMPI_MPIEXEC_FLAGS --oversubscribe --mca btl_vader_single_copy_mechanism none)
+  set(HMPI_MPIEXEC_FLAGS --oversubscribe --mca mpi_yield_when_idle 1)
 else()
   set(HMPI_MPIEXEC_FLAGS "")
 endif()

@@ -35,7 +35,7 @@ static int make_offer(offer_t *o)
     const char *dir = hmpi_knobs.SHM_DIR;
     unsigned long long need = (unsigned long long)hmpi_knobs.SHM_MIN_FREE * hmpi_node.size;
     unsigned long long have = hmpi_region_space(dir);
-    if (have < need) {
+    if (have < need && access(dir, F_OK) == 0) { /* a missing dir: the create below says so */
         hmpi_log_error("%s has %llu bytes free, HMPI needs %llu (HMPI_SHM_MIN_FREE per local "
                        "rank) for the shared heap: running as pass-through",
                        dir, have, need);

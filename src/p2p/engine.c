@@ -41,8 +41,18 @@ void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t byte
     st->MPI_SOURCE = source;
     st->MPI_TAG = tag;
     st->MPI_ERROR = error;
+    /* The hidden count fields, written directly where their layout is known (the
+     * MPI below reads them back in MPI_Get_count); otherwise through the MPI below. */
+#if defined(MPICH_VERSION)
+    st->count_lo = (int)bytes;
+    st->count_hi_and_cancelled = (int)(((uint64_t)bytes >> 32) << 1);
+#elif defined(OPEN_MPI)
+    st->_ucount = bytes;
+    st->_cancelled = 0;
+#else
     PMPI_Status_set_elements_x(st, MPI_BYTE, (MPI_Count)bytes);
     PMPI_Status_set_cancelled(st, 0);
+#endif
 }
 
 /* ---- envelopes ------------------------------------------------------------------- */
@@ -470,6 +480,18 @@ int hmpi_p2p_iprobe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Status *
     if (source == MPI_ANY_SOURCE && c->has_remote)
         return PMPI_Iprobe(source, tag, c->handle, flag, status);
     return MPI_SUCCESS;
+}
+
+hmpi_env_t *hmpi_p2p_take_message(hmpi_comm_t *c, int source, int tag)
+{
+    hmpi_p2p_progress();
+    hmpi_req_t probe = {.comm = c, .peer = source, .tag = tag};
+    return take_unexpected(&probe, 1);
+}
+
+void hmpi_p2p_recv_message(hmpi_req_t *r, hmpi_env_t *e)
+{
+    complete_recv(r, e);
 }
 
 /* ---- init ------------------------------------------------------------------------- */

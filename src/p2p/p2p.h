@@ -82,6 +82,7 @@ typedef enum {
     HMPI_REQ_SEND,
     HMPI_REQ_RECV,
     HMPI_REQ_DONE,     /* completed at creation (PROC_NULL, idup, ...) */
+    HMPI_REQ_MESSAGE,  /* an MPI_Message of MPI_Mprobe: env holds the message */
 } hmpi_req_kind_t;
 
 enum { HMPI_MODE_STANDARD, HMPI_MODE_SYNC, HMPI_MODE_READY, HMPI_MODE_BUFFERED };
@@ -165,6 +166,11 @@ void hmpi_p2p_post(hmpi_req_t *r);
 void hmpi_p2p_waiting(hmpi_backoff_t *b, uint64_t *since);
 /* Completes r (and releases it when it was freed). */
 void hmpi_p2p_finish(hmpi_req_t *r);
+
+/* Matched probe: removes the oldest local message matching (source, tag) on c, or
+ * returns NULL; hmpi_p2p_recv_message later receives it into r. */
+hmpi_env_t *hmpi_p2p_take_message(hmpi_comm_t *c, int source, int tag);
+void hmpi_p2p_recv_message(hmpi_req_t *r, hmpi_env_t *e);
 
 /* Fills a status from a completed request (not for MPI_STATUS_IGNORE). */
 void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t bytes);

@@ -1,0 +1,10 @@
+# Fails when the knob table in docs/tuning.md differs from `hmpi_info --markdown`.
+execute_process(COMMAND ${INFO} --markdown OUTPUT_VARIABLE table RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "hmpi_info --markdown failed")
+endif()
+file(READ ${DOC} doc)
+string(FIND "${doc}" "${table}" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "docs/tuning.md is out of date: regenerate its table with 'hmpi_info --markdown':\n${table}")
+endif()
