@@ -11,9 +11,20 @@
 #include "comm.h"
 #include "pt2pt.h"
 
+/* Parts that may be absent from a build define these; each returns 0 or -1 (logged). */
+int hmpi_coll_init(void) __attribute__((weak));
+int hmpi_rma_init(void) __attribute__((weak));
+int hmpi_opi_init(void) __attribute__((weak));
+void hmpi_coll_finalize(void) __attribute__((weak));
+void hmpi_rma_finalize(void) __attribute__((weak));
+void hmpi_opi_finalize(void) __attribute__((weak));
+
 static int start_parts(int provided)
 {
     if (hmpi_comm_init() != 0 || hmpi_p2p_init() != 0)
+        return -1;
+    if ((hmpi_coll_init && hmpi_coll_init() != 0) || (hmpi_rma_init && hmpi_rma_init() != 0) ||
+        (hmpi_opi_init && hmpi_opi_init() != 0))
         return -1;
     int *ub, flag = 0;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
@@ -72,6 +83,12 @@ int MPI_Finalize(void)
     }
     if (hmpi_node.active) {
         PMPI_Barrier(MPI_COMM_WORLD); /* no peer may still look for our requests */
+        if (hmpi_opi_finalize)
+            hmpi_opi_finalize();
+        if (hmpi_rma_finalize)
+            hmpi_rma_finalize();
+        if (hmpi_coll_finalize)
+            hmpi_coll_finalize();
         hmpi_p2p_finalize();
         hmpi_comm_finalize();
     }
