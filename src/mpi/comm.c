@@ -43,6 +43,7 @@ static hmpi_comm_t *make_state(MPI_Comm c, uint32_t ctx)
         return NULL;
     s->handle = c;
     s->ctx = ctx;
+    s->refs = 1;
     PMPI_Comm_rank(c, &s->rank);
     PMPI_Comm_size(c, &s->size);
     s->local_of = hmpi_heap_malloc(sizeof(int) * (size_t)s->size);
@@ -125,10 +126,21 @@ void hmpi_comm_forget(MPI_Comm c)
         if ((*pp)->handle == c) {
             hmpi_comm_t *s = *pp;
             *pp = s->next;
-            destroy(s);
+            hmpi_comm_unref(s);
             return;
         }
     }
+}
+
+void hmpi_comm_ref(hmpi_comm_t *s)
+{
+    s->refs++;
+}
+
+void hmpi_comm_unref(hmpi_comm_t *s)
+{
+    if (--s->refs == 0)
+        destroy(s);
 }
 
 int hmpi_comm_init(void)

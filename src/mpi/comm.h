@@ -18,6 +18,7 @@ typedef struct hmpi_comm_s {
     int has_remote;         /* some member lives on another node */
     int nwild;              /* ANY_SOURCE receives waiting in the bridge (p2p/) */
     void *coll;             /* collectives' state (coll/), made on first use */
+    int refs;               /* the handle, plus every HMPI request bound to it */
     struct hmpi_comm_s *next; /* hash chain */
 } hmpi_comm_t;
 
@@ -27,8 +28,11 @@ hmpi_comm_t *hmpi_comm_get(MPI_Comm c);
 /* Makes state for the new intracommunicator c (collective over c). Returns 0 or -1. */
 int hmpi_comm_register(MPI_Comm c);
 
-/* Forgets c (before the MPI below frees it). */
+/* Forgets c (before the MPI below frees it); its state lives on while requests
+ * still refer to it. */
 void hmpi_comm_forget(MPI_Comm c);
+void hmpi_comm_ref(hmpi_comm_t *s);
+void hmpi_comm_unref(hmpi_comm_t *s);
 
 int hmpi_comm_init(void);
 void hmpi_comm_finalize(void);

@@ -25,7 +25,7 @@ static int improbe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Message *
     hmpi_req_t *m = e ? hmpi_req_new(HMPI_REQ_MESSAGE) : NULL;
     if (m) {
         m->env = e;
-        m->comm = c;
+        hmpi_req_bind(m, c);
         if (status != MPI_STATUS_IGNORE)
             hmpi_status_set(status, e->src, e->tag, MPI_SUCCESS, e->size);
         *message = to_message(m);

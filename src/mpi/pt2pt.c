@@ -154,6 +154,7 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
         return hmpi_raise(comm, MPI_ERR_NO_MEM);
     }
     hmpi_req_fill(r, c, buf, count, type, &t, dest, tag, mode);
+    hmpi_req_bind(r, c);
     err = hmpi_p2p_send_start(r, l);
     if (err != MPI_SUCCESS)
         hmpi_req_release(r);
@@ -271,6 +272,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
         return hmpi_raise(comm, MPI_ERR_NO_MEM);
     }
     hmpi_req_fill(r, c, buf, count, type, &t, source, tag, HMPI_MODE_STANDARD);
+    hmpi_req_bind(r, c);
     err = hmpi_recv_start(r);
     if (err != MPI_SUCCESS)
         hmpi_req_release(r);

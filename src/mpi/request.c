@@ -399,6 +399,7 @@ static int make_persistent(const void *buf, int count, MPI_Datatype type, int pe
     hmpi_req_t *r = hmpi_req_new(is_recv ? HMPI_REQ_RECV : HMPI_REQ_SEND);
     if (r) {
         hmpi_req_fill(r, c, buf, count, type, &t, peer, tag, mode);
+        hmpi_req_bind(r, c);
         r->persistent = 1;
         r->complete = 1; /* inactive */
         *request = hmpi_req_handle(r);

@@ -97,6 +97,7 @@ typedef struct hmpi_req_s {
     uint8_t deferred;      /* remote receive held back behind a wildcard (bridge) */
     uint8_t cancelled;
     uint8_t posted;        /* in the posted list */
+    uint8_t holds_comm;    /* holds a reference on comm (requests of the table) */
     int complete;          /* set once; read by wait loops of the same process */
     MPI_Status status;
     hmpi_comm_t *comm;
@@ -120,6 +121,8 @@ hmpi_req_t *hmpi_req_obj(MPI_Request h);
 MPI_Request hmpi_req_handle(hmpi_req_t *r);
 
 hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind);   /* NULL when the table is full */
+/* Binds a request of the table to c, keeping c's state alive until its release. */
+void hmpi_req_bind(hmpi_req_t *r, hmpi_comm_t *c);
 void hmpi_req_release(hmpi_req_t *r);
 /* A request that is already complete with an empty status. */
 MPI_Request hmpi_req_new_done(void);

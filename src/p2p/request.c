@@ -53,9 +53,21 @@ hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind)
     return r;
 }
 
+void hmpi_req_bind(hmpi_req_t *r, hmpi_comm_t *c)
+{
+    if (r->holds_comm)
+        hmpi_comm_unref(r->comm);
+    hmpi_comm_ref(c);
+    r->comm = c;
+    r->holds_comm = 1;
+}
+
 void hmpi_req_release(hmpi_req_t *r)
 {
     uint32_t i = (uint32_t)(r - table);
+    if (r->holds_comm)
+        hmpi_comm_unref(r->comm);
+    r->holds_comm = 0;
     r->kind = HMPI_REQ_DONE;
     r->free_next = free_head;
     free_head = i + 1;
