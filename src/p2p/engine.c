@@ -28,7 +28,8 @@ static hmpi_req_t *posted_tail;
 static hmpi_env_t *inflight_head;        /* my envelopes not yet DONE (via snext) */
 static hmpi_env_t **inflight_tailp = &inflight_head;
 static hmpi_env_t *env_pool;             /* recycled envelopes (via snext) */
-static size_t env_bytes;                 /* one envelope with its immediate payload */
+static size_t env_bytes;                 /* envelope, payload, then hmpi_env_own_t */
+size_t hmpi_env_own_offset;
 static int cma_ok;
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 int hmpi_p2p_threaded;
@@ -61,7 +62,7 @@ static hmpi_env_t *env_get(void)
 {
     hmpi_env_t *e = env_pool;
     if (e) {
-        env_pool = e->snext;
+        env_pool = hmpi_env_own(e)->snext;
         return e;
     }
     return hmpi_heap_shared_alloc(env_bytes);
@@ -69,15 +70,15 @@ static hmpi_env_t *env_get(void)
 
 static void env_put(hmpi_env_t *e)
 {
-    e->snext = env_pool;
+    hmpi_env_own(e)->snext = env_pool;
     env_pool = e;
 }
 
 static void inflight_add(hmpi_env_t *e)
 {
-    e->snext = NULL;
+    hmpi_env_own(e)->snext = NULL;
     *inflight_tailp = e;
-    inflight_tailp = &e->snext;
+    inflight_tailp = &hmpi_env_own(e)->snext;
 }
 
 /* ---- completion ------------------------------------------------------------------ */
@@ -98,15 +99,15 @@ void hmpi_p2p_finish(hmpi_req_t *r)
 
 static void complete_send(hmpi_env_t *e)
 {
-    hmpi_req_t *r = e->sreq;
+    hmpi_req_t *r = hmpi_env_own(e)->sreq;
     if (r) {
         hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
         r->env = NULL;
         hmpi_p2p_finish(r);
     }
-    if (e->bounce)
-        hmpi_heap_free(e->bounce);
-    if (e->buffered)
+    if (hmpi_env_own(e)->bounce)
+        hmpi_heap_free(hmpi_env_own(e)->bounce);
+    if (hmpi_env_own(e)->buffered)
         hmpi_bsend_release(e->size);
     env_put(e);
 }
@@ -229,15 +230,15 @@ static void walk_inflight(void)
         hmpi_env_t *e = *pp;
         uint32_t s = atomic_load_explicit(&e->state, memory_order_acquire);
         if (s == HMPI_ENV_DONE) {
-            *pp = e->snext;
-            if (inflight_tailp == &e->snext)
+            *pp = hmpi_env_own(e)->snext;
+            if (inflight_tailp == &hmpi_env_own(e)->snext)
                 inflight_tailp = pp;
             complete_send(e);
             continue;
         }
         if (s == HMPI_ENV_MATCHED && e->proto == HMPI_PROTO_SYNERGISTIC)
             hmpi_stat_add(HMPI_STAT_blocks_by_sender, hmpi_syn_copy_blocks(e));
-        pp = &e->snext;
+        pp = &hmpi_env_own(e)->snext;
     }
 }
 
@@ -255,8 +256,8 @@ void hmpi_p2p_progress(void)
  * before they receive (unsafe, but common) keep working. */
 static void unblock_sends(void)
 {
-    for (hmpi_env_t *e = inflight_head; e; e = e->snext) {
-        if (!e->user_data || e->sync || !e->sreq || e->size > (uint64_t)hmpi_knobs.EAGER_MAX ||
+    for (hmpi_env_t *e = inflight_head; e; e = hmpi_env_own(e)->snext) {
+        if (!hmpi_env_own(e)->user_data || e->sync || !hmpi_env_own(e)->sreq || e->size > (uint64_t)hmpi_knobs.EAGER_MAX ||
             e->proto == HMPI_PROTO_CMA)
             continue;
         uint32_t s = HMPI_ENV_PENDING;
@@ -267,10 +268,10 @@ static void unblock_sends(void)
         if (copy) {
             memcpy(copy, e->data, e->size);
             e->data = copy;
-            e->bounce = copy;
-            e->user_data = 0;
-            hmpi_req_t *r = e->sreq;
-            e->sreq = NULL;
+            hmpi_env_own(e)->bounce = copy;
+            hmpi_env_own(e)->user_data = 0;
+            hmpi_req_t *r = hmpi_env_own(e)->sreq;
+            hmpi_env_own(e)->sreq = NULL;
             hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
             r->env = NULL;
             hmpi_p2p_finish(r);
@@ -368,9 +369,9 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     e->sync = r->mode == HMPI_MODE_SYNC;
     e->src_local = (uint16_t)hmpi_node.rank;
     e->size = bytes;
-    e->bounce = NULL;
-    e->user_data = 0;
-    e->buffered = r->mode == HMPI_MODE_BUFFERED;
+    hmpi_env_own(e)->bounce = NULL;
+    hmpi_env_own(e)->user_data = 0;
+    hmpi_env_own(e)->buffered = r->mode == HMPI_MODE_BUFFERED;
     atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
     int eager = 1;
     if (bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX) {
@@ -383,15 +384,15 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     } else {
         e->proto = bytes >= (size_t)hmpi_knobs.SYNERGISTIC_MIN ? HMPI_PROTO_SYNERGISTIC
                                                                : HMPI_PROTO_COPY;
-        if (r->t.contig && !e->buffered && hmpi_heap_is_shared_range(p, bytes)) {
+        if (r->t.contig && !hmpi_env_own(e)->buffered && hmpi_heap_is_shared_range(p, bytes)) {
             e->data = p;
-            e->user_data = 1;
+            hmpi_env_own(e)->user_data = 1;
             eager = 0;
-        } else if (r->t.contig && !e->buffered && cma_ok && bytes >= (size_t)hmpi_knobs.CMA_MIN) {
+        } else if (r->t.contig && !hmpi_env_own(e)->buffered && cma_ok && bytes >= (size_t)hmpi_knobs.CMA_MIN) {
             e->proto = HMPI_PROTO_CMA;
             e->data = p;
             e->src_pid = me->pid;
-            e->user_data = 1;
+            hmpi_env_own(e)->user_data = 1;
             eager = 0;
         } else {
             void *copy = hmpi_heap_shared_alloc(bytes);
@@ -407,7 +408,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
                 hmpi_stat_add(HMPI_STAT_packed, 1);
             }
             e->data = copy;
-            e->bounce = copy;
+            hmpi_env_own(e)->bounce = copy;
         }
     }
     if (e->proto == HMPI_PROTO_SYNERGISTIC) {
@@ -416,12 +417,12 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     }
     count_proto((hmpi_proto_t)e->proto, bytes);
     if (eager && !e->sync) {
-        e->sreq = NULL;
+        hmpi_env_own(e)->sreq = NULL;
         hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
         r->complete = 1;
         r->active = 0;
     } else {
-        e->sreq = r;
+        hmpi_env_own(e)->sreq = r;
         r->env = e;
     }
     inflight_add(e);
@@ -537,7 +538,8 @@ int hmpi_p2p_init(void)
     size_t line = HMPI_CACHE_LINE;
     size_t payload = (size_t)hmpi_knobs.IMMEDIATE_MAX;
     size_t body = sizeof(((hmpi_env_t *)0)->u) > payload ? sizeof(((hmpi_env_t *)0)->u) : payload;
-    env_bytes = (offsetof(hmpi_env_t, u) + body + line - 1) / line * line;
+    hmpi_env_own_offset = (offsetof(hmpi_env_t, u) + body + line - 1) / line * line;
+    env_bytes = hmpi_env_own_offset + (sizeof(hmpi_env_own_t) + line - 1) / line * line;
     PMPI_Barrier(hmpi_node.comm); /* every pid is published */
     cma_ok = cma_check();
     me->cma_ok = cma_ok;

@@ -42,9 +42,9 @@ struct hmpi_req_s;
 
 /* A message announced to a local receiver. Allocated in the sender's slice of the
  * shared heap (so every local rank reads it at the same address) and only ever freed
- * by the sender, once state is DONE. */
+ * by the sender, once state is DONE. The receiver's first cache line holds the whole
+ * header and the first 16 bytes of an immediate payload. */
 typedef struct hmpi_env_s {
-    /* line 0: written by the sender before the push, read by the receiver */
     hmpi_qnode_t link;             /* incoming queue, then the receiver's private lists */
     uint32_t ctx;                  /* communicator context */
     int32_t src;                   /* sender's rank in the communicator */
@@ -54,27 +54,40 @@ typedef struct hmpi_env_s {
     uint16_t src_local;            /* sender's local rank */
     uint64_t size;                 /* bytes of the message */
     const void *data;              /* where the bytes are (shared, or private for CMA) */
-    _Atomic uint32_t state;        /* HMPI_ENV_*, see above */
+    _Atomic uint32_t state;        /* HMPI_ENV_*, written by the receiver (and see above) */
     int32_t src_pid;               /* CMA: the process to read from */
-    /* sender-private (the receiver never reads these) */
-    struct hmpi_req_s *sreq;       /* send request to complete at DONE, or NULL */
-    struct hmpi_env_s *snext;      /* sender's in-flight list */
-    void *bounce;                  /* heap copy the sender frees at DONE */
-    uint8_t user_data;             /* data points at the user's buffer */
-    uint8_t buffered;              /* MPI_Bsend: holds room in the attached buffer */
-    /* line 1..: the synergistic control, or the immediate payload */
-    alignas(HMPI_CACHE_LINE) union {
-        struct {
-            void *dst;                  /* receive buffer, in the shared heap */
-            uint64_t len;               /* bytes to copy (truncation applied) */
-            uint64_t block;             /* block size */
+    union {
+        unsigned char payload[16]; /* immediate: IMMEDIATE_MAX bytes from here */
+        struct {                   /* synergistic: written by the receiver before MATCHED */
+            void *dst;             /* receive buffer, in the shared heap */
+            uint64_t len;          /* bytes to copy (truncation applied) */
+            uint64_t block;        /* block size */
             uint64_t nblocks;
-            alignas(HMPI_CACHE_LINE) _Atomic uint64_t next_block; /* claim counter */
-            alignas(HMPI_CACHE_LINE) _Atomic uint64_t blocks_done;
+            char pad0[HMPI_CACHE_LINE - 32];
+            _Atomic uint64_t next_block;   /* claim counter: own line */
+            char pad1[HMPI_CACHE_LINE - 8];
+            _Atomic uint64_t blocks_done;  /* copied blocks: own line */
         } syn;
-        unsigned char payload[1];   /* immediate: IMMEDIATE_MAX bytes */
     } u;
 } hmpi_env_t;
+
+static_assert(offsetof(hmpi_env_t, u) == 48, "header and 16 payload bytes share a line");
+
+/* The sender's own bookkeeping, placed after the envelope's payload (the receiver
+ * never reads it, so it never shares a line with what the receiver reads). */
+typedef struct {
+    struct hmpi_req_s *sreq;       /* send request to complete at DONE, or NULL */
+    struct hmpi_env_s *snext;      /* in-flight list, or the free pool */
+    void *bounce;                  /* heap copy to free at DONE */
+    uint8_t user_data;             /* data points at the user's buffer */
+    uint8_t buffered;              /* MPI_Bsend: holds room in the attached buffer */
+} hmpi_env_own_t;
+
+extern size_t hmpi_env_own_offset;
+static inline hmpi_env_own_t *hmpi_env_own(hmpi_env_t *e)
+{
+    return (hmpi_env_own_t *)((char *)e + hmpi_env_own_offset);
+}
 
 /* ---- requests -------------------------------------------------------------------- */
 
