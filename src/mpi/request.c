@@ -8,13 +8,19 @@
 
 /* Completes HMPI request *h, which is complete: status out, handle released or made
  * inactive. Returns the operation's error. */
+/* Receives and polled operations report an error through their status. */
+static int reports_status(const hmpi_req_t *r)
+{
+    return r->kind == HMPI_REQ_RECV || r->kind == HMPI_REQ_POLL;
+}
+
 static int finish_ours(MPI_Request *h, MPI_Status *status)
 {
     hmpi_req_t *r = hmpi_req_obj(*h);
-    int err = r->kind == HMPI_REQ_RECV ? r->status.MPI_ERROR : MPI_SUCCESS;
+    int err = reports_status(r) ? r->status.MPI_ERROR : MPI_SUCCESS;
     if (status != MPI_STATUS_IGNORE) {
         *status = r->status;
-        if (r->kind != HMPI_REQ_RECV)
+        if (!reports_status(r))
             status->MPI_ERROR = MPI_SUCCESS;
     }
     if (r->persistent) {
@@ -347,7 +353,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     *flag = hmpi_p2p_test(r);
     if (*flag && status != MPI_STATUS_IGNORE) {
         *status = r->status;
-        if (r->kind != HMPI_REQ_RECV)
+        if (!reports_status(r))
             status->MPI_ERROR = MPI_SUCCESS;
     }
     hmpi_p2p_unlock();

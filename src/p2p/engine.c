@@ -292,7 +292,10 @@ static uint64_t now_us(void)
 int hmpi_p2p_test(hmpi_req_t *r)
 {
     if (!r->complete) {
-        if (r->below != MPI_REQUEST_NULL) {
+        if (r->kind == HMPI_REQ_POLL) {
+            if (r->poll(r))
+                hmpi_p2p_finish(r);
+        } else if (r->below != MPI_REQUEST_NULL) {
             int flag = 0;
             PMPI_Test(&r->below, &flag, &r->status);
             if (flag)

@@ -96,6 +96,7 @@ typedef enum {
     HMPI_REQ_RECV,
     HMPI_REQ_DONE,     /* completed at creation (PROC_NULL, idup, ...) */
     HMPI_REQ_MESSAGE,  /* an MPI_Message of MPI_Mprobe: env holds the message */
+    HMPI_REQ_POLL,     /* completed by its poll function (other parts' operations) */
 } hmpi_req_kind_t;
 
 enum { HMPI_MODE_STANDARD, HMPI_MODE_SYNC, HMPI_MODE_READY, HMPI_MODE_BUFFERED };
@@ -122,6 +123,10 @@ typedef struct hmpi_req_s {
     int tag;
     hmpi_env_t *env;       /* send: its envelope while in flight */
     MPI_Request below;     /* the MPI below's request carrying this one, if any */
+    /* HMPI_REQ_POLL: called (engine lock held) by every test of the request until it
+     * returns 1; it fills status and may use arg and below freely. */
+    int (*poll)(struct hmpi_req_s *r);
+    void *arg;
     struct hmpi_req_s *next, *prev; /* posted list */
     uint32_t free_next;
 } hmpi_req_t;
