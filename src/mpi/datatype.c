@@ -12,6 +12,7 @@ enum { CACHE_SIZE = 128 };
 typedef struct {
     MPI_Datatype handle;
     int valid;
+    int dense;          /* one element's bytes lie in increasing order, without holes */
     size_t size;
     MPI_Aint lb, extent, textent;
 } entry_t;
@@ -22,6 +23,52 @@ static entry_t *slot(MPI_Datatype type)
 {
     uintptr_t v = (uintptr_t)type;
     return &cache[(v ^ (v >> 7) ^ (v >> 13)) % CACHE_SIZE];
+}
+
+/* Is one element of type its size bytes, in typemap order, without holes? Size equal
+ * to true extent is not enough (a reversed indexed type has no holes either), so the
+ * type's construction is read back; anything not obviously dense counts as not. */
+static int dense(MPI_Datatype type)
+{
+    int ni, na, nd, combiner;
+    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
+        return 0;
+    if (combiner == MPI_COMBINER_NAMED)
+        return 1; /* holes of pair types show as size < true extent */
+    if (ni > 4 || na > 2 || nd != 1)
+        return 0;
+    int ints[4];
+    MPI_Aint addrs[2];
+    MPI_Datatype old;
+    if (PMPI_Type_get_contents(type, ni, na, nd, ints, addrs, &old) != MPI_SUCCESS)
+        return 0;
+    int ok = dense(old);
+    int osize = 0;
+    MPI_Aint olb = 0, oext = 0;
+    PMPI_Type_size(old, &osize);
+    PMPI_Type_get_extent(old, &olb, &oext);
+    int packed = (MPI_Aint)osize == oext; /* consecutive old elements touch */
+    switch (combiner) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED:
+        break;
+    case MPI_COMBINER_CONTIGUOUS:
+        ok = ok && (ints[0] <= 1 || packed);
+        break;
+    case MPI_COMBINER_VECTOR:
+        ok = ok && packed && (ints[0] <= 1 || ints[2] == ints[1]);
+        break;
+    case MPI_COMBINER_HVECTOR:
+        ok = ok && packed && (ints[0] <= 1 || addrs[0] == (MPI_Aint)ints[1] * oext);
+        break;
+    default:
+        ok = 0;
+    }
+    int ocomb;
+    if (PMPI_Type_get_envelope(old, &ni, &na, &nd, &ocomb) == MPI_SUCCESS &&
+        ocomb != MPI_COMBINER_NAMED)
+        PMPI_Type_free(&old);
+    return ok;
 }
 
 int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
@@ -36,11 +83,13 @@ int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
             PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
             PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
             return MPI_ERR_TYPE;
-        *e = (entry_t){type, 1, (size_t)size, tlb, extent, textent};
+        int d = (MPI_Aint)size == textent && dense(type);
+        *e = (entry_t){type, 1, d, (size_t)size, tlb, extent, textent};
     }
     t->size = e->size;
     t->lb = e->lb;
-    t->contig = (MPI_Aint)e->size == e->textent && (count <= 1 || e->extent == (MPI_Aint)e->size);
+    t->extent = e->extent;
+    t->contig = e->dense && (count <= 1 || e->extent == (MPI_Aint)e->size);
     return MPI_SUCCESS;
 }
 

@@ -10,6 +10,7 @@
 typedef struct {
     size_t size;     /* bytes of one element's data (MPI_Type_size) */
     MPI_Aint lb;     /* true lower bound: data of element 0 starts at buf + lb */
+    MPI_Aint extent; /* distance between consecutive elements */
     int contig;      /* count elements are size*count bytes at buf + lb */
 } hmpi_type_t;
 

@@ -85,8 +85,7 @@ static void inflight_add(hmpi_env_t *e)
 
 void hmpi_p2p_finish(hmpi_req_t *r)
 {
-    r->complete = 1;
-    r->active = 0;
+    r->complete = 1; /* a persistent request stays active until Wait/Test returns it */
     if (r->wild) {
         r->wild = 0;
         r->comm->nwild--;
@@ -423,7 +422,6 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
         hmpi_env_own(e)->sreq = NULL;
         hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
         r->complete = 1;
-        r->active = 0;
     } else {
         hmpi_env_own(e)->sreq = r;
         r->env = e;

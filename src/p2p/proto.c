@@ -12,7 +12,9 @@
 #include <sys/uio.h>
 
 /* Copies len bytes of a message from src into r's buffer, by memcpy when the receive
- * datatype is contiguous and by MPI_Unpack otherwise (whole elements only). */
+ * datatype is contiguous and by MPI_Unpack otherwise. A last, partial element is
+ * merged: the element is packed as it stands, its head overwritten with the bytes
+ * received, and unpacked again, so the bytes not received keep their values. */
 static size_t place(const void *src, hmpi_req_t *r, const hmpi_type_t *t, size_t len)
 {
     if (len == 0)
@@ -22,8 +24,21 @@ static size_t place(const void *src, hmpi_req_t *r, const hmpi_type_t *t, size_t
         return len;
     }
     int whole = (int)(len / t->size);
+    size_t rest = len - (size_t)whole * t->size;
     int pos = 0;
     PMPI_Unpack(src, (int)len, &pos, r->buf, whole, r->type, MPI_COMM_SELF);
+    if (rest) {
+        char *elem = (char *)r->buf + (MPI_Aint)whole * t->extent;
+        unsigned char *tmp = hmpi_heap_malloc(t->size);
+        if (!tmp)
+            return len - rest;
+        int p = 0;
+        PMPI_Pack(elem, 1, r->type, tmp, (int)t->size, &p, MPI_COMM_SELF);
+        memcpy(tmp, (const char *)src + (size_t)whole * t->size, rest);
+        p = 0;
+        PMPI_Unpack(tmp, (int)t->size, &p, elem, 1, r->type, MPI_COMM_SELF);
+        hmpi_heap_free(tmp);
+    }
     return len;
 }
 

@@ -1,0 +1,251 @@
+/* coll.h: collectives by direct access inside a node, hierarchical across nodes.
+ * Internal to coll/: the team (the members of a communicator on this node) and its
+ * slots in the shared heap, the epoch protocol every collective follows, and the
+ * helpers that move typed data. The MPI_* entry points live in the family files
+ * (barrier.c, bcast.c, reduce.c, ...); shm/ and heap/ know nothing of this. */
+#ifndef HMPI_COLL_H
+#define HMPI_COLL_H
+
+#include "../mpi/comm.h"
+#include "../mpi/datatype.h"
+#include "../common/stats.h"
+#include "../shm/ctrl.h"
+#include "../shm/wait.h"
+
+#include <mpi.h>
+#include <assert.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- the slot protocol ---------------------------------------------------------------
+ *
+ * Every member of a team owns one slot in its own slice of the shared heap (so the
+ * address is the same in every local rank: the pointers below are valid everywhere).
+ * Only the owner writes its slot; any member reads it. A slot has two halves, used by
+ * even and odd epochs. An epoch is one collective call on the team: every member
+ * counts the calls itself (t->epoch), and all members see the same sequence because
+ * MPI requires collectives to be called in the same order on a communicator.
+ *
+ * half.state = (epoch << 2) | phase, stored by the owner with release, loaded by
+ * readers with acquire, and monotone within a half. Phases:
+ *   ARRIVED  the owner published its fields (addr, bytes, table, aux, progress and the
+ *            inline data) for this epoch; they stay valid until the owner begins the
+ *            epoch after next in the same half.
+ *   MID      the owner finished the first step of a two-step algorithm (sliced
+ *            allreduce: its result slice is complete).
+ *   DONE     the owner will not touch other members' memory for this epoch again.
+ * A reader of member i's fields for epoch e first waits for state_i >= ARRIVED(e)
+ * (acquire), which orders the owner's plain stores of the fields before its reads.
+ * Any state >= X counts as X: the next epochs only ever raise the value.
+ *
+ * Reuse (a fast rank must not overwrite what a slow rank still reads):
+ *  - claim_inline: before writing half (e & 1) for epoch e, the owner makes sure every
+ *    member has finished epoch e-2 (the previous user of that half): t->seen_done is
+ *    the last epoch this rank knows every member has finished, raised by every
+ *    all-member wait (all >= ARRIVED(e) means all finished e-1), and checked only
+ *    when it is too old. Consecutive collectives that wait for everybody never load a
+ *    peer's line to claim.
+ *  - claim_full: the scratch buffer and the progress counter are not doubled, so
+ *    writing them needs every member to have finished epoch e-1.
+ *  - a member whose user buffer is read or written by others (published by address)
+ *    waits for those readers to reach DONE(e) before it returns; data copied into its
+ *    slot or scratch needs no such wait (the claims protect it).
+ * So a member is at most two epochs ahead of the slowest reader of its slot.
+ *
+ * Memory held outside the slot (scratch, staged copies) belongs to its owner and is
+ * freed only by it. A communicator's team is torn down after a barrier of the MPI
+ * below on it (hmpi_coll_comm_free), when nobody reads any slot any more.
+ */
+enum { HMPI_COLL_ARRIVED = 1, HMPI_COLL_MID = 2, HMPI_COLL_DONE = 3 };
+
+static inline uint64_t hmpi_coll_state(uint64_t epoch, int phase)
+{
+    return (epoch << 2) | (uint64_t)phase;
+}
+
+/* One half of a slot: a header line, then `cap` bytes of inline data (of which the
+ * first 16 share the header's line, so a tiny payload costs one miss). */
+typedef struct {
+    alignas(HMPI_CACHE_LINE) _Atomic uint64_t state;
+    _Atomic uint64_t progress; /* bytes of addr readable so far (pipelined staging) */
+    uint64_t addr;             /* the published data (a user buffer in the heap, or staged) */
+    uint64_t bytes;            /* its length */
+    uint64_t table;            /* hmpi_coll_blk_t[aux] per peer, or 0: block i at addr+i*aux */
+    uint64_t aux;
+    unsigned char data[16];    /* inline data starts here, runs on past the struct */
+} hmpi_coll_half_t;
+
+static_assert(sizeof(hmpi_coll_half_t) == HMPI_CACHE_LINE, "one header line");
+static_assert(offsetof(hmpi_coll_half_t, data) == 48, "inline data in the header line");
+
+/* A published block: bytes at addr (one address in every local rank). */
+typedef struct {
+    uint64_t addr, bytes;
+} hmpi_coll_blk_t;
+
+/* This rank's view of its team. Private memory. */
+typedef struct {
+    int n, me;                /* members, and this rank's index (ordered by comm rank) */
+    size_t cap;               /* inline bytes in every member's half (the team minimum) */
+    size_t half_stride;       /* bytes from half 0 to half 1 of a slot */
+    uint64_t epoch;           /* collectives begun */
+    uint64_t seen_done;       /* every member has finished this epoch */
+    unsigned char **slot;     /* [n] every member's slot */
+    int *rank_of;             /* [n] comm rank of each member */
+    void *scratch;            /* this rank's shared scratch (grows, kept) */
+    size_t scratch_len;
+} hmpi_coll_team_t;
+
+/* Per communicator (hmpi_comm_t.coll): made at the first collective call. */
+typedef enum { HMPI_COLL_PASS, HMPI_COLL_FLAT, HMPI_COLL_HIER } hmpi_coll_mode_t;
+
+typedef struct {
+    hmpi_coll_mode_t mode;
+    hmpi_coll_team_t team;
+    MPI_Comm leaders;         /* HIER: one rank per node (MPI_COMM_NULL elsewhere) */
+    int *leader_of;           /* HIER: [comm size] leaders-comm rank of each member's leader */
+    void *my_slot;            /* this rank's slot (freed at teardown) */
+} hmpi_coll_comm_t;
+
+/* The collective state of c, making it on first use (collective over c), or NULL when
+ * collectives on comm pass to the MPI below. */
+hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p);
+
+/* ---- epochs, claims and waits --------------------------------------------------------- */
+
+static inline hmpi_coll_half_t *hmpi_coll_half(const hmpi_coll_team_t *t, int i, uint64_t e)
+{
+    return (hmpi_coll_half_t *)(t->slot[i] + (e & 1) * t->half_stride);
+}
+
+static inline uint64_t hmpi_coll_begin(hmpi_coll_team_t *t) { return ++t->epoch; }
+
+void hmpi_coll_wait_slow(const _Atomic uint64_t *word, uint64_t want);
+
+/* Waits until member i has reached phase of epoch e; acquire. */
+static inline void hmpi_coll_wait(const hmpi_coll_team_t *t, int i, uint64_t e, int phase)
+{
+    hmpi_coll_half_t *h = hmpi_coll_half(t, i, e);
+    uint64_t want = hmpi_coll_state(e, phase);
+    if (atomic_load_explicit(&h->state, memory_order_acquire) < want)
+        hmpi_coll_wait_slow(&h->state, want);
+}
+
+/* Waits for every other member (raises seen_done accordingly). */
+void hmpi_coll_wait_all(hmpi_coll_team_t *t, uint64_t e, int phase);
+/* Waits for members [lo, hi) other than this rank. */
+void hmpi_coll_wait_range(hmpi_coll_team_t *t, int lo, int hi, uint64_t e, int phase);
+
+static inline void hmpi_coll_publish(hmpi_coll_team_t *t, uint64_t e, int phase)
+{
+    atomic_store_explicit(&hmpi_coll_half(t, t->me, e)->state, hmpi_coll_state(e, phase),
+                          memory_order_release);
+}
+
+void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e); /* seen_done >= e */
+
+/* Before writing this rank's half of epoch e. Returns the half. */
+static inline hmpi_coll_half_t *hmpi_coll_claim(hmpi_coll_team_t *t, uint64_t e)
+{
+    if (e >= 2 && t->seen_done < e - 2)
+        hmpi_coll_wait_done(t, e - 2);
+    return hmpi_coll_half(t, t->me, e);
+}
+
+/* This rank's scratch with room for len bytes, for epoch e (claim_full). NULL when the
+ * shared heap cannot give it (the caller raises MPI_ERR_NO_MEM). */
+void *hmpi_coll_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len);
+
+/* ---- typed data ------------------------------------------------------------------------ */
+
+/* count elements of a datatype, as the collectives move them. */
+typedef struct {
+    size_t size;       /* bytes of data (packed) */
+    MPI_Aint extent;   /* stride between elements */
+    MPI_Aint lo;       /* the data lies in [buf + lo, buf + lo + span) */
+    size_t span;
+    int contig;        /* the data is exactly that span: memcpy moves it */
+} hmpi_coll_layout_t;
+
+/* Fills *l for count elements of type. Returns MPI_SUCCESS or an MPI error class. */
+int hmpi_coll_layout(MPI_Datatype type, int count, hmpi_coll_layout_t *l);
+
+static inline void *hmpi_coll_at(const void *buf, MPI_Aint off)
+{
+    return (void *)((uintptr_t)buf + (uintptr_t)off);
+}
+
+/* True when the data of (buf, l) lies in the shared heap and is one contiguous run:
+ * peers may then read or write it at its address. */
+static inline int hmpi_coll_direct(const void *buf, const hmpi_coll_layout_t *l)
+{
+    return l->contig && l->size > 0 && hmpi_heap_is_shared_range(hmpi_coll_at(buf, l->lo), l->size);
+}
+
+/* Packs count elements at buf into contiguous bytes at dst (memcpy when contiguous). */
+int hmpi_coll_pack(void *dst, const void *buf, int count, MPI_Datatype type,
+                   const hmpi_coll_layout_t *l);
+/* Unpacks bytes at src into count elements at buf (at most the elements' size). */
+int hmpi_coll_unpack(void *buf, int count, MPI_Datatype type, const hmpi_coll_layout_t *l,
+                     const void *src, size_t bytes);
+/* Moves (src, scount, stype) to (dst, rcount, rtype): one rank, two layouts. */
+int hmpi_coll_move(void *dst, int rcount, MPI_Datatype rtype, const hmpi_coll_layout_t *rl,
+                   const void *src, int scount, MPI_Datatype stype, const hmpi_coll_layout_t *sl);
+/* Copies count elements of one type from src to dst, both in that type's layout. */
+int hmpi_coll_copy_typed(void *dst, const void *src, int count, MPI_Datatype type,
+                         const hmpi_coll_layout_t *l);
+
+/* A bump allocator over an area (inline data of a half, or the scratch). */
+typedef struct {
+    unsigned char *base;
+    size_t len, used;
+} hmpi_coll_area_t;
+
+/* Room for n bytes whose address is congruent to like modulo align (a power of two),
+ * so that staged typed data keeps its alignment; NULL when the area is full. */
+void *hmpi_coll_take(hmpi_coll_area_t *a, size_t n, uintptr_t like, size_t align);
+/* Bytes hmpi_coll_take needs at most for n bytes with that alignment. */
+static inline size_t hmpi_coll_room(size_t n, size_t align) { return n + align - 1; }
+
+/* Reads block idx of member i's half h (see hmpi_coll_half_t.table). */
+static inline hmpi_coll_blk_t hmpi_coll_blk(const hmpi_coll_half_t *h, int idx)
+{
+    if (h->table)
+        return ((const hmpi_coll_blk_t *)(uintptr_t)h->table)[idx];
+    return (hmpi_coll_blk_t){h->addr + (uint64_t)idx * h->aux, h->bytes};
+}
+
+/* ---- team operations used by several families (bcast.c, reduce.c) ---------------------- */
+
+/* Broadcast inside the team from member root: every member (or only member `only` when
+ * only >= 0) gets (buf, count, type). One epoch. */
+int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype type,
+                         int root, int only);
+/* Reduction inside the team to member root (its recvbuf); sendbuf may be MPI_IN_PLACE at
+ * the root. One epoch. */
+int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
+                          MPI_Datatype type, MPI_Op op, int root);
+/* Fan-in to member 0, run between() there (may be NULL), fan-out. One epoch. */
+int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg);
+
+/* ---- helpers ----------------------------------------------------------------------------- */
+
+/* 1 when op is commutative (predefined ops are). */
+int hmpi_coll_commutative(MPI_Op op);
+
+/* Applies op over slices in canonical order: dst[k] = x[0][k] op x[1][k] op ... op x[n-1][k]
+ * for the elements [first, first + count), with bases x[i] in the type's layout; x[self]
+ * may alias dst (then dst is read before it is written). */
+int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI_Aint first,
+                           int count, MPI_Datatype type, MPI_Op op,
+                           const hmpi_coll_layout_t *one, int commute);
+
+/* Statistics: one pair of counters per collective. */
+#define HMPI_COLL_COUNT(name, fast)                                                   \
+    hmpi_stat_add((fast) ? HMPI_STAT_coll_##name : HMPI_STAT_coll_##name##_below, 1)
+
+extern int hmpi_coll_finalizing;
+
+#endif

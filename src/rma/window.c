@@ -1,0 +1,377 @@
+/* window.c: the window table and the window life cycle: MPI_Win_create, MPI_Win_allocate,
+ * MPI_Win_create_dynamic (+ attach/detach), MPI_Win_free, and the attributes HMPI must
+ * answer itself. Each constructor also makes the MPI below's window over the same memory,
+ * so its handle is the one the program holds. Creation and freeing are collective; the
+ * operations and the synchronization live in ops.c, acc.c and sync_*.c. */
+#include "rma.h"
+#include "../common/knobs.h"
+#include "../common/log.h"
+#include "../common/stats.h"
+#include "../heap/heap.h"
+#include "../mpi/comm.h"
+#include "../node/node.h"
+#include "../p2p/p2p.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+enum { NBUCKETS = 64 };
+
+static hmpi_win_t *buckets[NBUCKETS];
+
+static unsigned bucket_of(MPI_Win win)
+{
+    uintptr_t v = (uintptr_t)win;
+    v ^= v >> 17;
+    v *= 0x9E3779B97F4A7C15ULL;
+    return (unsigned)(v >> 58) % NBUCKETS;
+}
+
+hmpi_win_t *hmpi_win_get(MPI_Win win)
+{
+    for (hmpi_win_t *w = buckets[bucket_of(win)]; w; w = w->next)
+        if (w->handle == win)
+            return w;
+    return NULL;
+}
+
+static void forget(hmpi_win_t *w)
+{
+    for (hmpi_win_t **pp = &buckets[bucket_of(w->handle)]; *pp; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            return;
+        }
+    }
+}
+
+static void destroy(hmpi_win_t *w)
+{
+    if (w->group != MPI_GROUP_NULL)
+        PMPI_Group_free(&w->group);
+    hmpi_heap_free(w->mem);
+    hmpi_heap_free(w->rank_of_wl);
+    hmpi_heap_free(w->acc);
+    hmpi_heap_free(w->start_ranks);
+    hmpi_heap_free(w->post_ranks);
+    hmpi_heap_free(w->seen_post);
+    hmpi_heap_free(w->seen_done);
+    hmpi_heap_free(w->scratch);
+    hmpi_heap_free(w);
+}
+
+/* ---- waiting ---------------------------------------------------------------------------- */
+
+void hmpi_rma_wait_step(const hmpi_win_t *w, hmpi_rma_wait_t *wt)
+{
+    if (wt->b.spins >= HMPI_SPIN_LIMIT) {
+        hmpi_p2p_lock();
+        hmpi_p2p_progress();
+        hmpi_p2p_unlock();
+        if (w && w->mixed) { /* a peer may be inside the below, waiting for our progress */
+            int flag;
+            PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+        }
+    }
+    hmpi_backoff(&wt->b);
+}
+
+void hmpi_rma_barrier(hmpi_win_t *w)
+{
+    uint32_t round = hmpi_rma_barrier_arrive(w->ctrl);
+    hmpi_rma_wait_t wt = {{0}};
+    while (!hmpi_rma_barrier_done(w->ctrl, round))
+        hmpi_rma_wait_step(w, &wt);
+}
+
+/* ---- creation --------------------------------------------------------------------------- */
+
+/* What each member publishes at creation. */
+enum { PUB_OK = 1, PUB_HEAP = 2 };
+typedef struct {
+    uint64_t base, size;
+    uint64_t ctrl;      /* the local leader's control block, 0 from the others */
+    int32_t disp_unit;
+    int32_t flags;      /* PUB_* */
+} pub_t;
+
+hmpi_comm_t *hmpi_rma_comm(MPI_Comm comm)
+{
+    if (!hmpi_node.active || !hmpi_knobs.RMA)
+        return NULL;
+    return hmpi_comm_get(comm);
+}
+
+static void *zalloc(size_t n)
+{
+    return hmpi_heap_calloc(n ? n : 1, 1);
+}
+
+static int member_path(const pub_t *p, int local)
+{
+    if (local < 0)
+        return HMPI_RMA_BELOW;
+    if (p->flags & PUB_HEAP)
+        return HMPI_RMA_DIRECT;
+    return hmpi_ctrl()->rank[local].cma_ok ? HMPI_RMA_CMA : HMPI_RMA_BELOW;
+}
+
+hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint size,
+                           int disp_unit, int ok, int flavor)
+{
+    int n = c->size;
+    pub_t *all = zalloc(sizeof(pub_t) * (size_t)n);
+    if (!all) { /* the collective below cannot be joined without it */
+        hmpi_log_error("out of memory creating a window of %d members", n);
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    hmpi_win_t *w = zalloc(sizeof *w);
+    if (w) {
+        w->group = MPI_GROUP_NULL;
+        w->rank = c->rank;
+        w->size = n;
+        w->nlocal = c->nlocal;
+        w->mem = zalloc(sizeof(hmpi_rma_member_t) * (size_t)n);
+        w->rank_of_wl = zalloc(sizeof(int) * (size_t)c->nlocal);
+        w->acc = zalloc((size_t)n);
+        w->start_ranks = zalloc(sizeof(int) * (size_t)n);
+        w->post_ranks = zalloc(sizeof(int) * (size_t)n);
+        w->scratch = zalloc(sizeof(int) * (size_t)n);
+        w->seen_post = zalloc(sizeof(uint32_t) * (size_t)c->nlocal);
+        w->seen_done = zalloc(sizeof(uint32_t) * (size_t)c->nlocal);
+    }
+    if (!w || !w->mem || !w->rank_of_wl || !w->acc || !w->start_ranks || !w->post_ranks ||
+        !w->scratch || !w->seen_post || !w->seen_done)
+        ok = 0;
+
+    /* Local members in group order; the first one is the leader. */
+    int wl = 0, my_wl = -1;
+    for (int r = 0; r < n && ok; r++) {
+        if (c->local_of[r] < 0)
+            continue;
+        if (r == c->rank)
+            my_wl = wl;
+        w->rank_of_wl[wl++] = r;
+    }
+    hmpi_rma_ctrl_t *ctrl = NULL;
+    if (ok && my_wl == 0) {
+        size_t bytes = hmpi_rma_ctrl_size((uint32_t)c->nlocal);
+        ctrl = hmpi_heap_shared_alloc(bytes);
+        if (ctrl) {
+            memset(ctrl, 0, bytes);
+            hmpi_rma_ctrl_init(ctrl, (uint32_t)c->nlocal);
+        } else {
+            ok = 0;
+        }
+    }
+    pub_t mine = {(uint64_t)(uintptr_t)base, (uint64_t)size, (uint64_t)(uintptr_t)ctrl,
+                  disp_unit, ok ? PUB_OK : 0};
+    if (size == 0 || hmpi_heap_is_shared_range(base, (size_t)size))
+        mine.flags |= PUB_HEAP;
+    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, comm);
+    int all_ok = 1;
+    for (int r = 0; r < n && all_ok; r++)
+        all_ok = (all[r].flags & PUB_OK) != 0;
+    /* Every member has the same table, so every member takes the same decisions. */
+    if (all_ok) {
+        w->wl = my_wl;
+        w->leader = my_wl == 0;
+        w->flavor = flavor;
+        w->model = MPI_WIN_UNIFIED;
+        w->mixed = c->has_remote;
+        for (int r = 0; r < n; r++) {
+            hmpi_rma_member_t *m = &w->mem[r];
+            int local = c->local_of[r];
+            m->base = (char *)(uintptr_t)all[r].base;
+            m->size = all[r].size;
+            m->disp_unit = all[r].disp_unit;
+            m->wl = -1;
+            m->path = (uint8_t)member_path(&all[r], local);
+            m->pid = local >= 0 ? hmpi_ctrl()->rank[local].pid : 0;
+            w->mixed |= m->path == HMPI_RMA_BELOW;
+        }
+        for (int i = 0; i < w->nlocal; i++)
+            w->mem[w->rank_of_wl[i]].wl = i;
+        w->ctrl = (hmpi_rma_ctrl_t *)(uintptr_t)all[w->rank_of_wl[0]].ctrl;
+        w->dynamic = flavor == MPI_WIN_FLAVOR_DYNAMIC;
+        /* A dynamic window's targets are addresses, known one operation at a time: it
+         * is accelerated only when every member can be reached without the below (the
+         * below's lock could not be forced on an address not yet attached). */
+        if (w->dynamic && w->mixed)
+            all_ok = 0;
+    }
+    hmpi_heap_free(all);
+    if (!all_ok) {
+        hmpi_heap_free(ctrl); /* no member kept its address */
+        if (w)
+            w->ctrl = NULL, destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+int hmpi_rma_install(hmpi_win_t *w, MPI_Win win)
+{
+    w->handle = win;
+    PMPI_Win_get_group(win, &w->group);
+    unsigned b = bucket_of(win);
+    w->next = buckets[b];
+    buckets[b] = w;
+    hmpi_stat_add(HMPI_STAT_rma_windows, 1);
+    return MPI_SUCCESS;
+}
+
+void hmpi_rma_discard(hmpi_win_t *w)
+{
+    if (w->leader)
+        hmpi_heap_free(w->ctrl);
+    destroy(w);
+}
+
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win *win)
+{
+    hmpi_comm_t *c = hmpi_rma_comm(comm);
+    if (!c || size < 0 || disp_unit <= 0)
+        return PMPI_Win_create(base, size, disp_unit, info, comm, win);
+    hmpi_win_t *w = hmpi_rma_setup(c, comm, base, size, disp_unit, 1, MPI_WIN_FLAVOR_CREATE);
+    int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
+    if (w && rc == MPI_SUCCESS)
+        return hmpi_rma_install(w, *win);
+    if (w)
+        hmpi_rma_discard(w);
+    return rc;
+}
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                     void *baseptr, MPI_Win *win)
+{
+    hmpi_comm_t *c = hmpi_rma_comm(comm);
+    if (!c || size < 0 || disp_unit <= 0)
+        return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    void *mem = hmpi_heap_shared_alloc((size_t)size);
+    hmpi_win_t *w = hmpi_rma_setup(c, comm, mem, size, disp_unit, mem != NULL,
+                                   MPI_WIN_FLAVOR_ALLOCATE);
+    if (!w) { /* some member's heap could not serve it: the below allocates */
+        hmpi_heap_free(mem);
+        return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    }
+    int rc = PMPI_Win_create(mem, size, disp_unit, info, comm, win);
+    if (rc != MPI_SUCCESS) {
+        hmpi_rma_discard(w);
+        hmpi_heap_free(mem);
+        return rc;
+    }
+    w->own_mem = mem;
+    *(void **)baseptr = mem;
+    return hmpi_rma_install(w, *win);
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    hmpi_comm_t *c = hmpi_rma_comm(comm);
+    if (!c)
+        return PMPI_Win_create_dynamic(info, comm, win);
+    hmpi_win_t *w = hmpi_rma_setup(c, comm, NULL, 0, 1, 1, MPI_WIN_FLAVOR_DYNAMIC);
+    int rc = PMPI_Win_create_dynamic(info, comm, win);
+    if (w && rc == MPI_SUCCESS)
+        return hmpi_rma_install(w, *win);
+    if (w)
+        hmpi_rma_discard(w);
+    return rc;
+}
+
+/* Attached memory needs no publication: an origin reaches a target address directly
+ * when it is in the shared heap and through process_vm_* otherwise. The below keeps its
+ * own list (its window is the program's). */
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+    return PMPI_Win_attach(win, base, size);
+}
+
+int MPI_Win_detach(MPI_Win win, const void *base)
+{
+    return PMPI_Win_detach(win, base);
+}
+
+int MPI_Win_free(MPI_Win *win)
+{
+    hmpi_win_t *w = win ? hmpi_win_get(*win) : NULL;
+    if (!w)
+        return PMPI_Win_free(win);
+    if (w->lock_all || w->nlocks || w->started || w->posted)
+        return hmpi_win_raise(*win, MPI_ERR_RMA_SYNC);
+    /* Once every local member is here, no local origin touches this rank's memory or
+     * the control block again except to leave it. */
+    hmpi_rma_barrier(w);
+    forget(w);
+    int rc = PMPI_Win_free(win);
+    if (w->leader) {
+        hmpi_rma_wait_t wt = {{0}};
+        while (atomic_load_explicit(&w->ctrl->departed, memory_order_acquire) !=
+               (uint32_t)w->nlocal - 1)
+            hmpi_rma_wait_step(NULL, &wt);
+        hmpi_heap_free(w->ctrl);
+    } else {
+        atomic_fetch_add_explicit(&w->ctrl->departed, 1, memory_order_release);
+    }
+    hmpi_heap_free(w->own_mem);
+    destroy(w);
+    return rc;
+}
+
+/* ---- attributes ------------------------------------------------------------------------- */
+
+/* The below's window is always made by MPI_Win_create (over HMPI's memory), so the
+ * flavor is HMPI's to say; and direct loads and stores make the memory model unified.
+ * Base, size and displacement unit are the below's, right by construction. */
+int MPI_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag)
+{
+    hmpi_win_t *w = hmpi_win_get(win);
+    if (w && (keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_MODEL)) {
+        *(int **)value = keyval == MPI_WIN_CREATE_FLAVOR ? &w->flavor : &w->model;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    return PMPI_Win_get_attr(win, keyval, value, flag);
+}
+
+/* ---- statistics ------------------------------------------------------------------------- */
+
+void hmpi_rma_count_local(int kind, size_t bytes)
+{
+    static const hmpi_stat_t ops[] = {HMPI_STAT_rma_puts_local, HMPI_STAT_rma_gets_local,
+                                      HMPI_STAT_rma_accs_local};
+    hmpi_stat_add(ops[kind], 1);
+    hmpi_stat_add(HMPI_STAT_rma_bytes_local, bytes);
+}
+
+void hmpi_rma_count_below(int kind, size_t bytes)
+{
+    static const hmpi_stat_t ops[] = {HMPI_STAT_rma_puts_remote, HMPI_STAT_rma_gets_remote,
+                                      HMPI_STAT_rma_accs_remote};
+    hmpi_stat_add(ops[kind], 1);
+    hmpi_stat_add(HMPI_STAT_rma_bytes_remote, bytes);
+}
+
+/* ---- init / finalize --------------------------------------------------------------------- */
+
+int hmpi_rma_init(void)
+{
+    return 0;
+}
+
+/* Windows still open at MPI_Finalize (an erroneous program) are only forgotten: their
+ * memory and control blocks stay in the region, which lives as long as the process. */
+void hmpi_rma_finalize(void)
+{
+    for (int b = 0; b < NBUCKETS; b++) {
+        while (buckets[b]) {
+            hmpi_win_t *w = buckets[b];
+            buckets[b] = w->next;
+            destroy(w);
+        }
+    }
+}
