@@ -113,6 +113,15 @@ typedef struct {
  * collectives on comm pass to the MPI below. */
 hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p);
 
+/* The member index of comm rank r (which must be on this node). */
+static inline int hmpi_coll_member(const hmpi_coll_team_t *t, int r)
+{
+    for (int i = 0; i < t->n; i++)
+        if (t->rank_of[i] == r)
+            return i;
+    return -1;
+}
+
 /* ---- epochs, claims and waits --------------------------------------------------------- */
 
 static inline hmpi_coll_half_t *hmpi_coll_half(const hmpi_coll_team_t *t, int i, uint64_t e)
@@ -146,6 +155,13 @@ static inline void hmpi_coll_publish(hmpi_coll_team_t *t, uint64_t e, int phase)
 
 void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e); /* seen_done >= e */
 
+/* This rank saw every member reach epoch e (ARRIVED): they all finished e-1. */
+static inline void hmpi_coll_seen(hmpi_coll_team_t *t, uint64_t e)
+{
+    if (t->seen_done < e - 1)
+        t->seen_done = e - 1;
+}
+
 /* Before writing this rank's half of epoch e. Returns the half. */
 static inline hmpi_coll_half_t *hmpi_coll_claim(hmpi_coll_team_t *t, uint64_t e)
 {
@@ -154,9 +170,13 @@ static inline hmpi_coll_half_t *hmpi_coll_claim(hmpi_coll_team_t *t, uint64_t e)
     return hmpi_coll_half(t, t->me, e);
 }
 
-/* This rank's scratch with room for len bytes, for epoch e (claim_full). NULL when the
- * shared heap cannot give it (the caller raises MPI_ERR_NO_MEM). */
+/* This rank's scratch with room for len bytes, for epoch e (claim_full). The job stops
+ * (logged) when the shared heap cannot give it: peers are already waiting on us. */
 void *hmpi_coll_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len);
+
+/* Private working memory (heap) that the collectives cannot do without: the job stops
+ * (logged) when there is none, since peers already wait on this rank. */
+void *hmpi_coll_alloc(size_t n);
 
 /* ---- typed data ------------------------------------------------------------------------ */
 
@@ -171,6 +191,9 @@ typedef struct {
 
 /* Fills *l for count elements of type. Returns MPI_SUCCESS or an MPI error class. */
 int hmpi_coll_layout(MPI_Datatype type, int count, hmpi_coll_layout_t *l);
+
+/* The layout of m elements, from the layout of one. */
+hmpi_coll_layout_t hmpi_coll_layout_n(const hmpi_coll_layout_t *one, int m);
 
 static inline void *hmpi_coll_at(const void *buf, MPI_Aint off)
 {
@@ -241,6 +264,24 @@ int hmpi_coll_commutative(MPI_Op op);
 int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI_Aint first,
                            int count, MPI_Datatype type, MPI_Op op,
                            const hmpi_coll_layout_t *one, int commute);
+
+/* Reduction support (reduce.c). Inputs are published by their base (the type's layout
+ * from there), in half.addr. */
+enum { HMPI_COLL_STACK_INPUTS = 64 };
+/* Copies the span of (in, l) into area a keeping its alignment modulo align; returns the
+ * base to publish (staged - lo), or NULL when it does not fit. */
+void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_coll_layout_t *l,
+                           size_t align);
+/* Publishes in as this member's input (half.addr): itself when its span lies in the
+ * shared heap (returns 1: peers read the user's buffer), else a staged copy in the
+ * scratch, after `extra` bytes kept for the caller (*extra_p gets them, 64-aligned). */
+int hmpi_coll_expose_input(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, const void *in,
+                           const hmpi_coll_layout_t *l, size_t extra, void **extra_p);
+/* The inputs of every member for epoch e (stack holds HMPI_COLL_STACK_INPUTS). */
+const void **hmpi_coll_inputs(hmpi_coll_team_t *t, uint64_t e, const void **stack);
+void hmpi_coll_inputs_free(const void **x, const void **stack);
+/* Slice of member i of n: elements [*first_p, *first_p + *m_p) of count. */
+void hmpi_coll_slice(int count, int n, int i, MPI_Aint extent, MPI_Aint *first_p, int *m_p);
 
 /* Statistics: one pair of counters per collective. */
 #define HMPI_COLL_COUNT(name, fast)                                                   \

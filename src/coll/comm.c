@@ -67,12 +67,22 @@ void *hmpi_coll_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len)
     want = (want + 65535) & ~(size_t)65535;
     void *p = hmpi_heap_shared_alloc(want);
     if (!p) {
-        hmpi_log_error("collectives: cannot get %zu bytes of shared scratch", want);
-        return NULL;
+        hmpi_log_error("collectives: cannot get %zu bytes of shared scratch; stopping", want);
+        PMPI_Abort(MPI_COMM_WORLD, 1);
     }
     hmpi_heap_free(t->scratch);
     t->scratch = p;
     t->scratch_len = want;
+    return p;
+}
+
+void *hmpi_coll_alloc(size_t n)
+{
+    void *p = hmpi_heap_malloc(n ? n : 1);
+    if (!p) {
+        hmpi_log_error("collectives: out of memory (%zu bytes); stopping", n);
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
     return p;
 }
 
@@ -164,8 +174,20 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
         free(rec);
         return s;
     }
+    /* Every member finds a peer's odd half at its own stride: the knob must agree
+     * (the same table on every rank, so the same answer everywhere). */
+    for (int r = 0; r < c->size; r++)
+        ok &= rec[r].cap == (uint32_t)cap;
+    if (!ok) {
+        hmpi_log_error("collectives: HMPI_COLL_INLINE_MAX differs between ranks; passing through");
+        hmpi_heap_free(s->my_slot);
+        s->my_slot = NULL;
+        free(rec);
+        return s;
+    }
     t->n = 0;
     t->cap = cap;
+    t->half_stride = half_stride_of(cap);
     for (int r = 0; r < c->size; r++) {
         if (spans && rec[r].node != hmpi_node.id)
             continue;
@@ -173,23 +195,6 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
             t->me = t->n;
         t->slot[t->n] = (unsigned char *)(uintptr_t)rec[r].slot;
         t->rank_of[t->n++] = r;
-        if (rec[r].cap < t->cap)
-            t->cap = rec[r].cap;
-    }
-    t->half_stride = half_stride_of(cap);
-    /* The halves of others may be longer than ours; only our own stride matters for our
-     * slot, and every member reads a peer's half at the peer's stride: same knob, same
-     * stride, unless the environment differs, which the min cap above tolerates only
-     * when strides agree. */
-    for (int r = 0; r < c->size; r++)
-        if (half_stride_of(rec[r].cap) != t->half_stride)
-            ok = 0;
-    if (!ok) { /* the same on every rank: the table is the same */
-        hmpi_log_error("collectives: HMPI_COLL_INLINE_MAX differs between ranks; passing through");
-        hmpi_heap_free(s->my_slot);
-        s->my_slot = NULL;
-        free(rec);
-        return s;
     }
     if (spans) {
         int leader = t->me == 0;

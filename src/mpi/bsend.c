@@ -12,6 +12,8 @@ int hmpi_bsend_reserve(const hmpi_type_t *t, int count)
 {
     size_t need = t->size * (size_t)count + MPI_BSEND_OVERHEAD;
     hmpi_p2p_lock();
+    if (used + need > attached)
+        hmpi_p2p_progress(); /* delivered messages give their room back */
     int ok = used + need <= attached;
     if (ok)
         used += need;

@@ -93,6 +93,33 @@ static void count_remote(const hmpi_type_t *t, int count)
     hmpi_stat_add(HMPI_STAT_bytes_remote, t->size * (size_t)count);
 }
 
+int hmpi_below_wait(MPI_Request *req, MPI_Status *status)
+{
+    if (!hmpi_p2p_busy())
+        return PMPI_Wait(req, status);
+    hmpi_backoff_t b = {0};
+    uint64_t since = 0;
+    int flag = 0, err;
+    while ((err = PMPI_Test(req, &flag, status)) == MPI_SUCCESS && !flag) {
+        hmpi_p2p_lock();
+        hmpi_p2p_waiting(&b, &since);
+        hmpi_p2p_unlock();
+    }
+    return err;
+}
+
+/* A blocking send to another node: blocking in the MPI below unless local peers may
+ * need this rank's progress meanwhile. */
+static int below_send_blocking(const void *buf, int count, MPI_Datatype type, int dest,
+                               int tag, MPI_Comm comm, int mode)
+{
+    if (!hmpi_p2p_busy())
+        return below_send(buf, count, type, dest, tag, comm, mode);
+    MPI_Request req;
+    int err = hmpi_below_isend(buf, count, type, dest, tag, comm, mode, &req);
+    return err ? err : hmpi_below_wait(&req, MPI_STATUS_IGNORE);
+}
+
 /* Blocking send of any mode. */
 static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm, int mode)
@@ -109,7 +136,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
     int l = c->local_of[dest];
     if (l < 0) {
         count_remote(&t, count);
-        return below_send(buf, count, type, dest, tag, comm, mode);
+        return below_send_blocking(buf, count, type, dest, tag, comm, mode);
     }
     if (mode == HMPI_MODE_BUFFERED && (err = hmpi_bsend_reserve(&t, count)) != MPI_SUCCESS)
         return hmpi_raise(comm, err);
@@ -230,8 +257,13 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         hmpi_status_proc_null(status);
         return MPI_SUCCESS;
     }
-    if (source != MPI_ANY_SOURCE && c->local_of[source] < 0 && c->nwild == 0)
-        return PMPI_Recv(buf, count, type, source, tag, comm, status);
+    if (source != MPI_ANY_SOURCE && c->local_of[source] < 0 && c->nwild == 0) {
+        if (!hmpi_p2p_busy())
+            return PMPI_Recv(buf, count, type, source, tag, comm, status);
+        MPI_Request req;
+        err = PMPI_Irecv(buf, count, type, source, tag, comm, &req);
+        return err ? err : hmpi_below_wait(&req, status);
+    }
     hmpi_req_t r;
     memset(&r, 0, sizeof r);
     r.below = MPI_REQUEST_NULL;

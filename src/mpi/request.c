@@ -85,7 +85,8 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     if (!request)
         return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST);
     if (!hmpi_req_is_ours(*request))
-        return PMPI_Wait(request, status);
+        return *request == MPI_REQUEST_NULL ? PMPI_Wait(request, status)
+                                            : hmpi_below_wait(request, status);
     if (is_idle(*request)) {
         empty_status(status);
         return MPI_SUCCESS;
@@ -151,7 +152,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     if (count < 0)
         return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
-    if (!any_ours(count, requests))
+    if (!any_ours(count, requests) && !hmpi_p2p_busy())
         return PMPI_Waitall(count, requests, statuses);
     hmpi_backoff_t b = {0};
     uint64_t since = 0;
@@ -228,7 +229,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
 {
     if (count < 0)
         return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
-    if (!any_ours(count, requests))
+    if (!any_ours(count, requests) && !hmpi_p2p_busy())
         return PMPI_Waitany(count, requests, index, status);
     hmpi_backoff_t b = {0};
     uint64_t since = 0;
@@ -309,7 +310,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
 {
     if (incount < 0)
         return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
-    if (!any_ours(incount, requests))
+    if (!any_ours(incount, requests) && !hmpi_p2p_busy())
         return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     hmpi_backoff_t b = {0};
     uint64_t since = 0;
@@ -414,13 +415,38 @@ static int make_persistent(const void *buf, int count, MPI_Datatype type, int pe
     return hmpi_raise(comm, r ? MPI_SUCCESS : MPI_ERR_NO_MEM);
 }
 
+/* A persistent send to another node carries the MPI below's own persistent request
+ * (kept in below for the request's whole life): HMPI only tracks whether it is active,
+ * which the MPI below cannot be asked. */
+typedef int (*below_init_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+
+static int persistent_send(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, int mode, below_init_fn below_init, MPI_Request *request)
+{
+    hmpi_comm_t *c = hmpi_comm_get(comm);
+    if (!c)
+        return below_init(buf, count, type, dest, tag, comm, request);
+    int err = make_persistent(buf, count, type, dest, tag, comm, mode, 0, request);
+    if (err || dest == MPI_PROC_NULL || c->local_of[dest] >= 0)
+        return err;
+    hmpi_req_t *r = hmpi_req_obj(*request);
+    err = below_init(buf, count, type, dest, tag, comm, &r->below);
+    if (err) {
+        hmpi_p2p_lock();
+        hmpi_req_release(r);
+        hmpi_p2p_unlock();
+        *request = MPI_REQUEST_NULL;
+        return err;
+    }
+    r->below_persistent = 1;
+    return MPI_SUCCESS;
+}
+
 #define PERSISTENT_SEND(NAME, PNAME, MODE)                                                     \
     int NAME(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,  \
              MPI_Request *request)                                                             \
     {                                                                                          \
-        if (!hmpi_comm_get(comm))                                                              \
-            return PNAME(buf, count, type, dest, tag, comm, request);                          \
-        return make_persistent(buf, count, type, dest, tag, comm, MODE, 0, request);           \
+        return persistent_send(buf, count, type, dest, tag, comm, MODE, PNAME, request);       \
     }
 PERSISTENT_SEND(MPI_Send_init, PMPI_Send_init, HMPI_MODE_STANDARD)
 PERSISTENT_SEND(MPI_Ssend_init, PMPI_Ssend_init, HMPI_MODE_SYNC)
@@ -447,13 +473,11 @@ static int start_one(hmpi_req_t *r)
         hmpi_p2p_finish(r);
         return MPI_SUCCESS;
     }
-    hmpi_comm_t *c = r->comm;
     if (r->kind == HMPI_REQ_RECV)
         return hmpi_recv_start(r);
-    int l = c->local_of[r->peer];
-    if (l < 0)
-        return hmpi_below_isend(r->buf, r->count, r->type, r->peer, r->tag, c->handle, r->mode,
-                                &r->below);
+    if (r->below_persistent)
+        return PMPI_Start(&r->below);
+    int l = r->comm->local_of[r->peer];
     if (r->mode == HMPI_MODE_BUFFERED) {
         hmpi_p2p_unlock();
         int err = hmpi_bsend_reserve(&r->t, r->count);

@@ -28,6 +28,7 @@ static hmpi_req_t *posted_tail;
 static hmpi_env_t *inflight_head;        /* my envelopes not yet DONE (via snext) */
 static hmpi_env_t **inflight_tailp = &inflight_head;
 static hmpi_env_t *env_pool;             /* recycled envelopes (via snext) */
+static unsigned inflight_count;           /* envelopes in the in-flight list */
 static size_t env_bytes;                 /* envelope, payload, then hmpi_env_own_t */
 size_t hmpi_env_own_offset;
 static int cma_ok;
@@ -77,6 +78,7 @@ static void env_put(hmpi_env_t *e)
 static void inflight_add(hmpi_env_t *e)
 {
     hmpi_env_own(e)->snext = NULL;
+    inflight_count++;
     *inflight_tailp = e;
     inflight_tailp = &hmpi_env_own(e)->snext;
 }
@@ -232,6 +234,7 @@ static void walk_inflight(void)
             *pp = hmpi_env_own(e)->snext;
             if (inflight_tailp == &hmpi_env_own(e)->snext)
                 inflight_tailp = pp;
+            inflight_count--;
             complete_send(e);
             continue;
         }
@@ -241,8 +244,28 @@ static void walk_inflight(void)
     }
 }
 
+/* The MPI below progresses only inside its own calls. A rank spinning in HMPI may be
+ * what a remote peer waits for (a rendezvous, a nonblocking collective), so every
+ * so often progress asks the MPI below to move too. */
+static void poke_below(void)
+{
+    static unsigned calls;
+    if ((++calls & 63) == 0) {
+        int flag;
+        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    }
+}
+
+int hmpi_p2p_busy(void)
+{
+    return hmpi_posted_head != NULL;
+}
+
 void hmpi_p2p_progress(void)
 {
+    if (!me)
+        return; /* HMPI is off: nothing of ours can be pending */
+    poke_below();
     drain_incoming();
     if (inflight_head)
         walk_inflight();
@@ -326,6 +349,7 @@ void hmpi_p2p_wait(hmpi_req_t *r)
 /* Called by multi-request waits (mpi/request.c) between passes. */
 void hmpi_p2p_waiting(hmpi_backoff_t *b, uint64_t *since)
 {
+    hmpi_p2p_progress();
     if (b->spins >= HMPI_SPIN_LIMIT && inflight_head) {
         uint64_t t = now_us();
         if (!*since)
@@ -426,6 +450,8 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
         hmpi_env_own(e)->sreq = r;
         r->env = e;
     }
+    if (inflight_count >= 64)
+        walk_inflight(); /* a rank that only sends still recycles its envelopes */
     inflight_add(e);
     hmpi_queue_push(&hmpi_ctrl()->rank[dst_local].incoming, &e->link);
     return MPI_SUCCESS;
@@ -549,6 +575,7 @@ int hmpi_p2p_init(void)
 
 void hmpi_p2p_finalize(void)
 {
+    me = NULL;
     /* Nothing to wait for: envelopes and bounce copies live in the shared file, which
      * stays mapped (and readable by peers) until the last local rank exits. */
 }

@@ -112,6 +112,7 @@ typedef struct hmpi_req_s {
     uint8_t cancelled;
     uint8_t posted;        /* in the posted list */
     uint8_t holds_comm;    /* holds a reference on comm (requests of the table) */
+    uint8_t below_persistent; /* below is the MPI below's persistent request (remote) */
     int complete;          /* set once; read by wait loops of the same process */
     MPI_Status status;
     hmpi_comm_t *comm;
@@ -156,6 +157,11 @@ int hmpi_p2p_recv_start(hmpi_req_t *r);
 
 /* One pass of the engine: incoming messages, sends in flight, the bridge. */
 void hmpi_p2p_progress(void);
+
+/* True when local peers may be waiting for this rank's progress (posted receives that
+ * a synchronous or rendezvous send waits to see matched): then the mpi/ layer does
+ * not block inside the MPI below but polls both. */
+int hmpi_p2p_busy(void);
 
 /* Advances r (progress included) and tells whether it is complete. */
 int hmpi_p2p_test(hmpi_req_t *r);

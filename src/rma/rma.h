@@ -41,6 +41,11 @@ typedef struct {
     pid_t pid;       /* the target's process (CMA) */
 } hmpi_rma_member_t;
 
+/* How a wait loop of src/rma waits (hmpi_rma_wait_step). */
+typedef struct {
+    hmpi_backoff_t b;
+} hmpi_rma_wait_t;
+
 /* Access marks per target (hmpi_win_t.acc). */
 enum {
     HMPI_ACC_START = 1,   /* in the group of MPI_Win_start */
@@ -56,6 +61,9 @@ typedef struct hmpi_win_s {
     MPI_Win handle;            /* the MPI below's window */
     int flavor;                /* MPI_WIN_FLAVOR_* the program asked for */
     int model;                 /* MPI_WIN_UNIFIED: loads and stores see RMA at once */
+    void *attr_base;           /* MPI_WIN_BASE, MPI_WIN_SIZE, MPI_WIN_DISP_UNIT as the */
+    MPI_Aint attr_size;        /* program was given them (some MPIs adjust the base of */
+    int attr_disp_unit;        /* a window over memory they did not allocate) */
     int rank, size;            /* in the window's group */
     int nlocal, wl;            /* local members; this rank's index among them */
     int mixed;                 /* see the top of this file */
@@ -78,6 +86,7 @@ typedef struct hmpi_win_s {
     uint32_t *seen_post;       /* [nlocal]: posts consumed from each local target */
     uint32_t *seen_done;       /* [nlocal]: completions consumed from each local origin */
     int *scratch;              /* [size]: group translation */
+    hmpi_rma_wait_t polls;     /* MPI_Win_test calls that found the epoch still open */
     struct hmpi_win_s *next;   /* hash chain */
 } hmpi_win_t;
 
@@ -123,10 +132,6 @@ static inline int hmpi_rma_check_access(const hmpi_win_t *w, int t, int passive)
 }
 
 /* ---- waiting (every wait loop of src/rma) ------------------------------------------ */
-
-typedef struct {
-    hmpi_backoff_t b;
-} hmpi_rma_wait_t;
 
 /* One step of a wait: spin, then yield while moving local point-to-point along and, for
  * a mixed window, the MPI below (a peer may be inside the below waiting for us). */
@@ -184,8 +189,11 @@ void hmpi_rma_acc_unlock(hmpi_win_t *w, int wl);
 
 /* ---- statistics ------------------------------------------------------------------------- */
 
-void hmpi_rma_count_local(int kind, size_t bytes);   /* kind: 0 put, 1 get, 2 acc */
-void hmpi_rma_count_below(int kind, size_t bytes);
+enum { HMPI_RMA_PUT, HMPI_RMA_GET, HMPI_RMA_ACC };
+/* An operation done by this rank on a local target (cma: through process_vm_*). */
+void hmpi_rma_count_local(int kind, size_t bytes, int cma);
+/* An operation handed to the MPI below: count elements of type. */
+void hmpi_rma_count_below(int kind, int count, MPI_Datatype type);
 
 /* MPI_Win_sync of the MPI below needs a passive epoch there. */
 static inline int hmpi_rma_in_passive(const hmpi_win_t *w)

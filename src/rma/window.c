@@ -109,11 +109,13 @@ static void *zalloc(size_t n)
     return hmpi_heap_calloc(n ? n : 1, 1);
 }
 
-static int member_path(const pub_t *p, int local)
+/* How origins reach a member. A dynamic window's member is reached directly at heap
+ * addresses (decided per operation, move.c) and through CMA at the others. */
+static int member_path(const pub_t *p, int local, int flavor)
 {
     if (local < 0)
         return HMPI_RMA_BELOW;
-    if (p->flags & PUB_HEAP)
+    if ((p->flags & PUB_HEAP) && flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return HMPI_RMA_DIRECT;
     return hmpi_ctrl()->rank[local].cma_ok ? HMPI_RMA_CMA : HMPI_RMA_BELOW;
 }
@@ -180,6 +182,9 @@ hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint s
         w->leader = my_wl == 0;
         w->flavor = flavor;
         w->model = MPI_WIN_UNIFIED;
+        w->attr_base = base;
+        w->attr_size = size;
+        w->attr_disp_unit = disp_unit;
         w->mixed = c->has_remote;
         for (int r = 0; r < n; r++) {
             hmpi_rma_member_t *m = &w->mem[r];
@@ -188,7 +193,7 @@ hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint s
             m->size = all[r].size;
             m->disp_unit = all[r].disp_unit;
             m->wl = -1;
-            m->path = (uint8_t)member_path(&all[r], local);
+            m->path = (uint8_t)member_path(&all[r], local, flavor);
             m->pid = local >= 0 ? hmpi_ctrl()->rank[local].pid : 0;
             w->mixed |= m->path == HMPI_RMA_BELOW;
         }
@@ -325,35 +330,54 @@ int MPI_Win_free(MPI_Win *win)
 /* ---- attributes ------------------------------------------------------------------------- */
 
 /* The below's window is always made by MPI_Win_create (over HMPI's memory), so the
- * flavor is HMPI's to say; and direct loads and stores make the memory model unified.
- * Base, size and displacement unit are the below's, right by construction. */
+ * flavor is HMPI's to say; direct loads and stores make the memory model unified; and
+ * base, size and displacement unit are answered as the program was given them (MPICH
+ * reports NULL for an empty segment of a shared window, and may move a base it did not
+ * allocate). A dynamic window's are the below's (MPI_BOTTOM, 0, 1). */
 int MPI_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag)
 {
     hmpi_win_t *w = hmpi_win_get(win);
-    if (w && (keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_MODEL)) {
-        *(int **)value = keyval == MPI_WIN_CREATE_FLAVOR ? &w->flavor : &w->model;
-        *flag = 1;
-        return MPI_SUCCESS;
-    }
-    return PMPI_Win_get_attr(win, keyval, value, flag);
+    void *v = NULL;
+    if (w && keyval == MPI_WIN_CREATE_FLAVOR)
+        v = &w->flavor;
+    else if (w && keyval == MPI_WIN_MODEL)
+        v = &w->model;
+    else if (w && !w->dynamic && keyval == MPI_WIN_BASE)
+        v = w->attr_base;
+    else if (w && !w->dynamic && keyval == MPI_WIN_SIZE)
+        v = &w->attr_size;
+    else if (w && !w->dynamic && keyval == MPI_WIN_DISP_UNIT)
+        v = &w->attr_disp_unit;
+    else
+        return PMPI_Win_get_attr(win, keyval, value, flag);
+    *(void **)value = v;
+    *flag = 1;
+    return MPI_SUCCESS;
 }
 
 /* ---- statistics ------------------------------------------------------------------------- */
 
-void hmpi_rma_count_local(int kind, size_t bytes)
+void hmpi_rma_count_local(int kind, size_t bytes, int cma)
 {
     static const hmpi_stat_t ops[] = {HMPI_STAT_rma_puts_local, HMPI_STAT_rma_gets_local,
                                       HMPI_STAT_rma_accs_local};
     hmpi_stat_add(ops[kind], 1);
     hmpi_stat_add(HMPI_STAT_rma_bytes_local, bytes);
+    if (cma)
+        hmpi_stat_add(HMPI_STAT_rma_cma, 1);
 }
 
-void hmpi_rma_count_below(int kind, size_t bytes)
+void hmpi_rma_count_below(int kind, int count, MPI_Datatype type)
 {
     static const hmpi_stat_t ops[] = {HMPI_STAT_rma_puts_remote, HMPI_STAT_rma_gets_remote,
                                       HMPI_STAT_rma_accs_remote};
+    if (!hmpi_stats_on)
+        return;
+    int size = 0;
+    if (type != MPI_DATATYPE_NULL && count > 0)
+        PMPI_Type_size(type, &size);
     hmpi_stat_add(ops[kind], 1);
-    hmpi_stat_add(HMPI_STAT_rma_bytes_remote, bytes);
+    hmpi_stat_add(HMPI_STAT_rma_bytes_remote, (uint64_t)size * (uint64_t)(count > 0 ? count : 0));
 }
 
 /* ---- init / finalize --------------------------------------------------------------------- */

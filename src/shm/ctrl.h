@@ -20,9 +20,15 @@ typedef struct {
     alignas(HMPI_CACHE_LINE) hmpi_queue_t incoming; /* pushed by any local sender */
     alignas(HMPI_CACHE_LINE) pid_t pid;             /* written once by the owner */
     int cma_ok;                                     /* process_vm_readv works on it */
+    /* OPI buffers of this rank's slice that other local ranks trimmed from their pools:
+     * pushed by any local rank, taken (all at once) only by the owner, which alone may
+     * free them to its heap (src/opi/pool.c). Its own line: written by other ranks. */
+    alignas(HMPI_CACHE_LINE) hmpi_queue_t opi_return;
 } hmpi_rank_ctrl_t;
 
-static_assert(sizeof(hmpi_rank_ctrl_t) == 2 * HMPI_CACHE_LINE, "one line per writer");
+/* Lines: incoming queue (written by senders), owner's fields (written once), OPI
+ * return queue (written by trimming ranks). */
+static_assert(sizeof(hmpi_rank_ctrl_t) == 3 * HMPI_CACHE_LINE, "one line per writer");
 
 typedef struct {
     uint64_t magic;   /* written by local rank 0 */

@@ -1,0 +1,55 @@
+/* barrier.c: MPI_Barrier. On a node: every member stores its state and watches the
+ * others' (flat, up to HMPI_COLL_FLAT_MAX members), or fans in to member 0 and out
+ * again (more members: O(n) lines move instead of O(n^2)). Across nodes: fan in on each
+ * node, a barrier of the MPI below among the leaders, fan out. */
+#include "coll.h"
+#include "../common/knobs.h"
+#include "../mpi/errors.h"
+
+int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
+{
+    int err = MPI_SUCCESS;
+    uint64_t e = hmpi_coll_begin(t);
+    if (t->me == 0) {
+        hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
+        if (between)
+            err = between(arg);
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    } else {
+        /* release: what we wrote before the barrier is seen by whoever passes it */
+        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        hmpi_coll_wait(t, 0, e, HMPI_COLL_DONE);
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    }
+    return err;
+}
+
+static void team_barrier(hmpi_coll_team_t *t)
+{
+    if (t->n > hmpi_knobs.COLL_FLAT_MAX) {
+        hmpi_coll_team_fence(t, NULL, NULL);
+        return;
+    }
+    uint64_t e = hmpi_coll_begin(t);
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    hmpi_coll_wait_all(t, e, HMPI_COLL_DONE);
+}
+
+static int leaders_barrier(void *arg)
+{
+    return PMPI_Barrier(((hmpi_coll_comm_t *)arg)->leaders);
+}
+
+int MPI_Barrier(MPI_Comm comm)
+{
+    hmpi_comm_t *c;
+    hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
+    HMPI_COLL_COUNT(barrier, s != NULL);
+    if (!s)
+        return PMPI_Barrier(comm);
+    if (s->mode == HMPI_COLL_FLAT) {
+        team_barrier(&s->team);
+        return MPI_SUCCESS;
+    }
+    return hmpi_raise(comm, hmpi_coll_team_fence(&s->team, leaders_barrier, s));
+}

@@ -1,0 +1,143 @@
+/* bcast.c: MPI_Bcast. On a node every member copies straight from the root: small data
+ * from the root's slot (the root returns at once), a heap buffer from the buffer itself
+ * (the root waits until all copied), anything else from the root's scratch while the
+ * root is still filling it (pipelined by a progress counter). Across nodes: the root's
+ * node first, then the leaders with the MPI below, then the other nodes. */
+#include "coll.h"
+#include "../common/knobs.h"
+#include "../mpi/errors.h"
+
+#include <string.h>
+
+/* The root publishes addr, bytes and progress (bytes readable so far); see coll.h. */
+static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
+                     const hmpi_coll_layout_t *l, int only)
+{
+    hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
+    int err = MPI_SUCCESS;
+    h->bytes = l->size;
+    if (l->size <= t->cap) {
+        err = hmpi_coll_pack(h->data, buf, count, type, l);
+        h->addr = (uintptr_t)h->data;
+        atomic_store_explicit(&h->progress, l->size, memory_order_relaxed);
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE); /* readers copy from our slot */
+        return err;
+    }
+    if (hmpi_coll_direct(buf, l)) {
+        h->addr = (uintptr_t)hmpi_coll_at(buf, l->lo);
+        atomic_store_explicit(&h->progress, l->size, memory_order_relaxed);
+        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        if (only >= 0)
+            hmpi_coll_wait(t, only, e, HMPI_COLL_DONE);
+        else
+            hmpi_coll_wait_all(t, e, HMPI_COLL_DONE);
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return MPI_SUCCESS;
+    }
+    /* Stage through the scratch, chunk by chunk, readers following the counter. */
+    unsigned char *sc = hmpi_coll_scratch(t, e, l->size);
+    h->addr = (uintptr_t)sc;
+    atomic_store_explicit(&h->progress, 0, memory_order_relaxed);
+    hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+    hmpi_stat_add(HMPI_STAT_coll_staged_bytes, l->size);
+    size_t chunk = (size_t)hmpi_knobs.COLL_CHUNK;
+    if (l->contig) {
+        const unsigned char *src = hmpi_coll_at(buf, l->lo);
+        for (size_t done = 0; done < l->size;) {
+            size_t k = l->size - done < chunk ? l->size - done : chunk;
+            memcpy(sc + done, src + done, k);
+            done += k;
+            atomic_store_explicit(&h->progress, done, memory_order_release);
+        }
+    } else {
+        /* whole elements per step, so that the packed stream grows in order */
+        int per = (int)(chunk / (l->size / (size_t)count));
+        per = per < 1 ? 1 : per;
+        int pos = 0;
+        for (int k = 0; k < count && err == MPI_SUCCESS; k += per) {
+            int m = count - k < per ? count - k : per;
+            err = PMPI_Pack(hmpi_coll_at(buf, (MPI_Aint)k * l->extent), m, type, sc,
+                            (int)l->size, &pos, MPI_COMM_SELF);
+            atomic_store_explicit(&h->progress, (uint64_t)pos, memory_order_release);
+        }
+        if (err != MPI_SUCCESS) /* readers must not wait for bytes that never come */
+            atomic_store_explicit(&h->progress, l->size, memory_order_release);
+    }
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    return err;
+}
+
+static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count,
+                       MPI_Datatype type, const hmpi_coll_layout_t *l, int root)
+{
+    hmpi_coll_wait(t, root, e, HMPI_COLL_ARRIVED);
+    const hmpi_coll_half_t *h = hmpi_coll_half(t, root, e);
+    const unsigned char *src = (const unsigned char *)(uintptr_t)h->addr;
+    size_t bytes = h->bytes;
+    int err = MPI_SUCCESS;
+    if (bytes > l->size) {
+        err = MPI_ERR_TRUNCATE;
+    } else if (l->contig) {
+        unsigned char *dst = hmpi_coll_at(buf, l->lo);
+        for (size_t got = 0; got < bytes;) {
+            size_t avail = atomic_load_explicit(&h->progress, memory_order_acquire);
+            if (avail == got) {
+                hmpi_coll_wait_slow(&h->progress, got + 1);
+                continue;
+            }
+            memcpy(dst + got, src + got, avail - got);
+            got = avail;
+        }
+    } else {
+        hmpi_coll_wait_slow(&h->progress, bytes);
+        err = hmpi_coll_unpack(buf, count, type, l, src, bytes);
+    }
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    return err;
+}
+
+int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype type,
+                         int root, int only)
+{
+    hmpi_coll_layout_t l;
+    int err = hmpi_coll_layout(type, count, &l);
+    if (err != MPI_SUCCESS)
+        return err;
+    uint64_t e = hmpi_coll_begin(t);
+    if (l.size == 0 || (only >= 0 && t->me != root && t->me != only)) {
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return MPI_SUCCESS;
+    }
+    if (t->me == root)
+        return root_side(t, e, buf, count, type, &l, only);
+    return reader_side(t, e, buf, count, type, &l, root);
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    hmpi_comm_t *c;
+    hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
+    HMPI_COLL_COUNT(bcast, s != NULL);
+    if (!s)
+        return PMPI_Bcast(buf, count, type, root, comm);
+    if (count < 0)
+        return hmpi_raise(comm, MPI_ERR_COUNT);
+    if (root < 0 || root >= c->size)
+        return hmpi_raise(comm, MPI_ERR_ROOT);
+    hmpi_coll_team_t *t = &s->team;
+    if (s->mode == HMPI_COLL_FLAT)
+        return hmpi_raise(comm, hmpi_coll_team_bcast(t, buf, count, type, root, -1));
+    /* Across nodes: the root's node, the leaders, the other nodes. */
+    int err = MPI_SUCCESS, lroot = c->local_of[root] >= 0 ? hmpi_coll_member(t, root) : -1;
+    if (lroot >= 0) {
+        err = hmpi_coll_team_bcast(t, buf, count, type, lroot, -1);
+        if (t->me == 0 && err == MPI_SUCCESS)
+            err = PMPI_Bcast(buf, count, type, s->leader_of[root], s->leaders);
+    } else {
+        if (t->me == 0)
+            err = PMPI_Bcast(buf, count, type, s->leader_of[root], s->leaders);
+        int err2 = hmpi_coll_team_bcast(t, buf, count, type, 0, -1);
+        err = err != MPI_SUCCESS ? err : err2;
+    }
+    return hmpi_raise(comm, err);
+}

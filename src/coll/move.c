@@ -1,0 +1,201 @@
+/* move.c: how the collectives move and combine typed data: layouts of (count, type),
+ * pack/unpack between a layout and contiguous bytes (memcpy when the layout is one
+ * run, the MPI below's MPI_Pack/MPI_Unpack otherwise), and the reduction of a slice of
+ * elements over many inputs with MPI_Reduce_local. No waiting and no shared state in
+ * here: callers decide whose memory is touched and when. */
+#include "coll.h"
+#include "../heap/heap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int hmpi_coll_layout(MPI_Datatype type, int count, hmpi_coll_layout_t *l)
+{
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    hmpi_type_t t;
+    int err = hmpi_type_get(type, count, &t);
+    if (err != MPI_SUCCESS)
+        return err;
+    l->size = t.size * (size_t)count;
+    MPI_Aint lb, extent, tlb, textent;
+    if (t.contig) {
+        /* count elements are one run; several are strided by their size, one alone
+         * may have a larger extent (a resized type): displacements need it. */
+        extent = (MPI_Aint)t.size;
+        if (count <= 1 && PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS)
+            return MPI_ERR_TYPE;
+        l->extent = extent;
+        l->lo = t.lb;
+        l->span = l->size;
+        l->contig = 1;
+        return MPI_SUCCESS;
+    }
+    if (PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
+        return MPI_ERR_TYPE;
+    l->extent = extent;
+    l->contig = 0;
+    if (count == 0) {
+        l->lo = 0;
+        l->span = 0;
+        return MPI_SUCCESS;
+    }
+    MPI_Aint first = tlb, last = tlb + textent, shift = (MPI_Aint)(count - 1) * extent;
+    if (shift >= 0)
+        last += shift;
+    else
+        first += shift;
+    l->lo = first;
+    l->span = (size_t)(last - first);
+    return MPI_SUCCESS;
+}
+
+hmpi_coll_layout_t hmpi_coll_layout_n(const hmpi_coll_layout_t *one, int m)
+{
+    hmpi_coll_layout_t l = *one;
+    l.size = one->size * (size_t)m;
+    if (one->contig && (m <= 1 || one->extent == (MPI_Aint)one->size)) {
+        l.span = l.size;
+        return l;
+    }
+    l.contig = 0;
+    MPI_Aint shift = (MPI_Aint)(m > 0 ? m - 1 : 0) * one->extent;
+    if (shift >= 0) {
+        l.span = one->span + (size_t)shift;
+    } else {
+        l.lo = one->lo + shift;
+        l.span = one->span + (size_t)-shift;
+    }
+    return l;
+}
+
+int hmpi_coll_pack(void *dst, const void *buf, int count, MPI_Datatype type,
+                   const hmpi_coll_layout_t *l)
+{
+    if (l->size == 0)
+        return MPI_SUCCESS;
+    if (l->contig) {
+        memcpy(dst, hmpi_coll_at(buf, l->lo), l->size);
+        return MPI_SUCCESS;
+    }
+    int pos = 0;
+    int err = PMPI_Pack(buf, count, type, dst, (int)l->size, &pos, MPI_COMM_SELF);
+    if (err == MPI_SUCCESS && (size_t)pos != l->size)
+        err = MPI_ERR_INTERN; /* packed data is not the plain bytes: never on one node */
+    return err;
+}
+
+int hmpi_coll_unpack(void *buf, int count, MPI_Datatype type, const hmpi_coll_layout_t *l,
+                     const void *src, size_t bytes)
+{
+    if (bytes > l->size)
+        return MPI_ERR_TRUNCATE;
+    if (bytes == 0)
+        return MPI_SUCCESS;
+    if (l->contig) {
+        memcpy(hmpi_coll_at(buf, l->lo), src, bytes);
+        return MPI_SUCCESS;
+    }
+    int pos = 0;
+    return PMPI_Unpack(src, (int)bytes, &pos, buf, count, type, MPI_COMM_SELF);
+}
+
+int hmpi_coll_move(void *dst, int rcount, MPI_Datatype rtype, const hmpi_coll_layout_t *rl,
+                   const void *src, int scount, MPI_Datatype stype, const hmpi_coll_layout_t *sl)
+{
+    if (sl->size > rl->size)
+        return MPI_ERR_TRUNCATE;
+    if (sl->contig)
+        return hmpi_coll_unpack(dst, rcount, rtype, rl, hmpi_coll_at(src, sl->lo), sl->size);
+    if (rl->contig)
+        return hmpi_coll_pack(hmpi_coll_at(dst, rl->lo), src, scount, stype, sl);
+    void *tmp = hmpi_coll_alloc(sl->size);
+    int err = hmpi_coll_pack(tmp, src, scount, stype, sl);
+    if (err == MPI_SUCCESS)
+        err = hmpi_coll_unpack(dst, rcount, rtype, rl, tmp, sl->size);
+    hmpi_heap_free(tmp);
+    return err;
+}
+
+int hmpi_coll_copy_typed(void *dst, const void *src, int count, MPI_Datatype type,
+                         const hmpi_coll_layout_t *l)
+{
+    if (l->contig) {
+        if (l->size)
+            memcpy(hmpi_coll_at(dst, l->lo), hmpi_coll_at(src, l->lo), l->size);
+        return MPI_SUCCESS;
+    }
+    return hmpi_coll_move(dst, count, type, l, src, count, type, l);
+}
+
+void *hmpi_coll_take(hmpi_coll_area_t *a, size_t n, uintptr_t like, size_t align)
+{
+    uintptr_t at = (uintptr_t)a->base + a->used;
+    at += (like - at) & (align - 1);
+    if (at + n > (uintptr_t)a->base + a->len)
+        return NULL;
+    a->used = at + n - (uintptr_t)a->base;
+    return (void *)at;
+}
+
+int hmpi_coll_commutative(MPI_Op op)
+{
+    int commute = 0;
+    if (PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
+        return 0;
+    return commute;
+}
+
+/* Elements per step of a reduction, so that the accumulator stays in cache while all
+ * the inputs stream through it. */
+static int chunk_of(const hmpi_coll_layout_t *one)
+{
+    MPI_Aint ext = one->extent < 0 ? -one->extent : one->extent;
+    if (ext <= 0)
+        return 1 << 30;
+    MPI_Aint k = (MPI_Aint)(32 << 10) / ext;
+    return k < 1 ? 1 : (int)k;
+}
+
+int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI_Aint first,
+                           int count, MPI_Datatype type, MPI_Op op,
+                           const hmpi_coll_layout_t *one, int commute)
+{
+    int err = MPI_SUCCESS, step = chunk_of(one);
+    void *tmp = NULL;
+    hmpi_coll_layout_t lt = {0};
+    /* Non-commutative ops fold from the last input (inout = in op inout), which would
+     * overwrite the input dst aliases before it is read: fold in a temporary then. */
+    int use_tmp = !commute && self >= 0 && self != n - 1 && n > 1;
+    if (use_tmp) {
+        lt = hmpi_coll_layout_n(one, count < step ? count : step);
+        tmp = hmpi_coll_alloc(lt.span);
+    }
+    for (int k = 0; k < count && err == MPI_SUCCESS; k += step) {
+        int m = count - k < step ? count - k : step;
+        MPI_Aint off = (first + k) * one->extent;
+        void *d = hmpi_coll_at(dst, off);
+        hmpi_coll_layout_t lm = hmpi_coll_layout_n(one, m);
+#define X(i) hmpi_coll_at(x[i], off)
+        if (commute) {
+            int start = self >= 0 ? self : 0;
+            if (self < 0)
+                err = hmpi_coll_copy_typed(d, X(0), m, type, &lm);
+            for (int i = 0; i < n && err == MPI_SUCCESS; i++)
+                if (i != start)
+                    err = PMPI_Reduce_local(X(i), d, m, type, op);
+        } else {
+            void *acc = use_tmp ? hmpi_coll_at(tmp, -lm.lo) : d;
+            if (self != n - 1 || use_tmp)
+                err = hmpi_coll_copy_typed(acc, X(n - 1), m, type, &lm);
+            for (int i = n - 2; i >= 0 && err == MPI_SUCCESS; i--)
+                err = PMPI_Reduce_local(X(i), acc, m, type, op);
+            if (use_tmp && err == MPI_SUCCESS)
+                err = hmpi_coll_copy_typed(d, acc, m, type, &lm);
+        }
+#undef X
+    }
+    hmpi_heap_free(tmp);
+    return err;
+}

@@ -1,0 +1,350 @@
+/* reduce.c: MPI_Reduce and MPI_Allreduce. On a node, small vectors are copied into the
+ * members' slots and combined by whoever needs the result (one synchronisation, no
+ * wait at the end); large ones are split into slices that all members reduce in
+ * parallel, reading every input where it lies (or a staged copy when it is not in the
+ * shared heap) and writing the root's buffer, or every member's own buffer for
+ * allreduce. Inputs are folded in rank order, so non-commutative ops are right and
+ * every member of an allreduce gets the same bits. Across nodes (commutative ops):
+ * node, leaders with the MPI below, node. */
+#include "coll.h"
+#include "../common/knobs.h"
+#include "../mpi/errors.h"
+
+#include <string.h>
+
+/* Slice of member i: elements [*first, *first + *m) of count. Slices start on cache
+ * lines for small element types. */
+void hmpi_coll_slice(int count, int n, int i, MPI_Aint extent, MPI_Aint *first_p, int *m_p)
+{
+    long gran = extent > 0 && extent < 64 ? 64 / (long)extent : 1;
+    long per = ((long)count + n - 1) / n;
+    per = (per + gran - 1) / gran * gran;
+    long lo = per * i < count ? per * i : count;
+    long hi = lo + per < count ? lo + per : count;
+    *first_p = (MPI_Aint)lo;
+    *m_p = (int)(hi - lo);
+}
+
+void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_coll_layout_t *l,
+                        size_t align)
+{
+    const void *from = hmpi_coll_at(in, l->lo);
+    void *to = hmpi_coll_take(a, l->span, (uintptr_t)from, align);
+    if (!to)
+        return NULL;
+    memcpy(to, from, l->span);
+    return hmpi_coll_at(to, -l->lo);
+}
+
+const void **hmpi_coll_inputs(hmpi_coll_team_t *t, uint64_t e, const void **stack)
+{
+    const void **x = t->n <= HMPI_COLL_STACK_INPUTS ? stack : hmpi_coll_alloc(sizeof(void *) * (size_t)t->n);
+    for (int i = 0; i < t->n; i++)
+            x[i] = (const void *)(uintptr_t)hmpi_coll_half(t, i, e)->addr;
+    return x;
+}
+
+void hmpi_coll_inputs_free(const void **x, const void **stack)
+{
+    if (x != stack)
+        hmpi_heap_free((void *)x);
+}
+
+int hmpi_coll_expose_input(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, const void *in,
+                        const hmpi_coll_layout_t *l, size_t extra, void **extra_p)
+{
+    int direct = l->span > 0 && hmpi_heap_is_shared_range(hmpi_coll_at(in, l->lo), l->span);
+    size_t need = extra + (direct ? 0 : hmpi_coll_room(l->span, 64));
+    hmpi_coll_area_t a = {NULL, 0, 0};
+    if (need) {
+        a.base = hmpi_coll_scratch(t, e, need);
+        a.len = need;
+    }
+    if (extra_p)
+        *extra_p = extra ? hmpi_coll_take(&a, extra, 0, 64) : NULL;
+    if (direct) {
+        h->addr = (uintptr_t)in;
+    } else {
+        h->addr = (uintptr_t)hmpi_coll_stage_span(&a, in, l, 64);
+        hmpi_stat_add(HMPI_STAT_coll_staged_bytes, l->span);
+    }
+    return direct;
+}
+
+/* ---- reduce ------------------------------------------------------------------------ */
+
+int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
+                          MPI_Datatype type, MPI_Op op, int root)
+{
+    hmpi_coll_layout_t one, l;
+    int err = hmpi_coll_layout(type, 1, &one);
+    if (err == MPI_SUCCESS)
+        err = hmpi_coll_layout(type, count, &l);
+    if (err != MPI_SUCCESS)
+        return err;
+    int me = t->me, commute = hmpi_coll_commutative(op);
+    const void *in = (me == root && sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
+    uint64_t e = hmpi_coll_begin(t);
+    if (count == 0) {
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return MPI_SUCCESS;
+    }
+    const void *stack[HMPI_COLL_STACK_INPUTS], **x;
+    hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
+
+    if (l.span + 16 <= t->cap) {
+        /* Small: everybody copies its input into its slot; the root folds them. */
+        if (me != root) {
+            hmpi_coll_area_t a = {h->data, t->cap, 0};
+            h->addr = (uintptr_t)hmpi_coll_stage_span(&a, in, &l, 16);
+            hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+            return MPI_SUCCESS;
+        }
+        h->addr = (uintptr_t)in; /* read by ourselves only */
+        hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
+        x = hmpi_coll_inputs(t, e, stack);
+        err = hmpi_coll_reduce_slice(recvbuf, x, t->n, in == recvbuf ? me : -1, 0, count, type,
+                                     op, &one, commute);
+        hmpi_coll_inputs_free(x, stack);
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return err;
+    }
+
+    /* Large: every member reduces its slice into the root's result buffer: recvbuf when
+     * it is in the shared heap, else the root's scratch (copied out at the end). */
+    void *res = NULL;
+    int res_shared = 0;
+    if (me == root) {
+        res_shared = hmpi_heap_is_shared_range(hmpi_coll_at(recvbuf, l.lo), l.span);
+        res = recvbuf;
+    }
+    void *area = NULL;
+    int direct = hmpi_coll_expose_input(t, e, h, in, &l, me == root && !res_shared ? hmpi_coll_room(l.span, 64) : 0,
+                              &area);
+    if (me == root && !res_shared)
+        res = hmpi_coll_at(area, -l.lo);
+    h->aux = (uintptr_t)res;
+    hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+    hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
+
+    void *dst = (void *)(uintptr_t)hmpi_coll_half(t, root, e)->aux;
+    MPI_Aint first;
+    int m;
+    hmpi_coll_slice(count, t->n, me, one.extent, &first, &m);
+    x = hmpi_coll_inputs(t, e, stack);
+    if (m > 0)
+        err = hmpi_coll_reduce_slice(dst, x, t->n, x[root] == dst ? root : -1, first, m, type,
+                                     op, &one, commute);
+    hmpi_coll_inputs_free(x, stack);
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    if (me == root || direct)
+        hmpi_coll_wait_all(t, e, HMPI_COLL_DONE);
+    if (me == root && !res_shared && err == MPI_SUCCESS)
+        err = hmpi_coll_copy_typed(recvbuf, res, count, type, &l);
+    return err;
+}
+
+static int check_reduce(hmpi_comm_t *c, int count, MPI_Datatype type, MPI_Op op)
+{
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    if (type == MPI_DATATYPE_NULL)
+        return MPI_ERR_TYPE;
+    if (op == MPI_OP_NULL)
+        return MPI_ERR_OP;
+    return MPI_SUCCESS;
+}
+
+/* Across nodes (commutative op): to each node's leader, the leaders' reduce to the
+ * leader of the root's node, then to the root when it is not that leader. The leaders
+ * never reduce in place: see below_reduce. */
+static int reduce_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf, void *recvbuf,
+                       int count, MPI_Datatype type, MPI_Op op, int root)
+{
+    hmpi_coll_team_t *t = &s->team;
+    int lroot = c->local_of[root] >= 0 ? hmpi_coll_member(t, root) : -1;
+    int leader = t->me == 0, err;
+    const void *in = (c->rank == root && sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
+    void *tmp = NULL, *tmp2 = NULL, *node_res = NULL, *out = NULL;
+    hmpi_coll_layout_t l;
+    if ((err = hmpi_coll_layout(type, count, &l)) != MPI_SUCCESS)
+        return err;
+    if (leader) {
+        tmp = hmpi_coll_alloc(l.span);
+        node_res = hmpi_coll_at(tmp, -l.lo);
+        if (lroot == 0) {
+            out = recvbuf;
+        } else if (lroot > 0) {
+            tmp2 = hmpi_coll_alloc(l.span);
+            out = hmpi_coll_at(tmp2, -l.lo);
+        }
+    }
+    err = hmpi_coll_team_reduce(t, in, node_res, count, type, op, 0);
+    if (leader && err == MPI_SUCCESS)
+        err = PMPI_Reduce(node_res, out, count, type, op, s->leader_of[root], s->leaders);
+    if (lroot > 0) {
+        int err2 = hmpi_coll_team_bcast(t, leader ? out : recvbuf, count, type, 0, lroot);
+        err = err != MPI_SUCCESS ? err : err2;
+    }
+    hmpi_heap_free(tmp);
+    hmpi_heap_free(tmp2);
+    return err;
+}
+
+/* The MPI below's reduce. MPICH 4.0.2 (Debian bookworm's) crashes in MPI_Reduce with
+ * MPI_IN_PLACE at a root other than 0 once the vector exceeds 2 KiB (it reads the
+ * sendbuf argument): that root gives it a copy of its input instead. */
+static int below_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                        MPI_Op op, int root, MPI_Comm comm)
+{
+#ifdef MPICH_VERSION
+    int rank = -1, inter = 1;
+    if (sendbuf == MPI_IN_PLACE && root != 0 && count > 0 &&
+        PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
+        PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank == root) {
+        hmpi_coll_layout_t l;
+        int err = hmpi_coll_layout(type, count, &l);
+        if (err != MPI_SUCCESS)
+            return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+        void *tmp = hmpi_coll_alloc(l.span), *in = hmpi_coll_at(tmp, -l.lo);
+        err = hmpi_coll_copy_typed(in, recvbuf, count, type, &l);
+        if (err == MPI_SUCCESS)
+            err = PMPI_Reduce(in, recvbuf, count, type, op, root, comm);
+        hmpi_heap_free(tmp);
+        return err;
+    }
+#endif
+    return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               int root, MPI_Comm comm)
+{
+    hmpi_comm_t *c;
+    hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
+    if (s && s->mode == HMPI_COLL_HIER && !hmpi_coll_commutative(op))
+        s = NULL; /* rank order across nodes: the MPI below */
+    HMPI_COLL_COUNT(reduce, s != NULL);
+    if (!s)
+        return below_reduce(sendbuf, recvbuf, count, type, op, root, comm);
+    int err = check_reduce(c, count, type, op);
+    if (err == MPI_SUCCESS && (root < 0 || root >= c->size))
+        err = MPI_ERR_ROOT;
+    if (err != MPI_SUCCESS)
+        return hmpi_raise(comm, err);
+    if (s->mode == HMPI_COLL_FLAT)
+        err = hmpi_coll_team_reduce(&s->team, sendbuf, recvbuf, count, type, op, root);
+    else
+        err = reduce_hier(s, c, sendbuf, recvbuf, count, type, op, root);
+    return hmpi_raise(comm, err);
+}
+
+/* ---- allreduce --------------------------------------------------------------------- */
+
+static int allreduce_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
+                          MPI_Datatype type, MPI_Op op)
+{
+    hmpi_coll_layout_t one, l;
+    int err = hmpi_coll_layout(type, 1, &one);
+    if (err == MPI_SUCCESS)
+        err = hmpi_coll_layout(type, count, &l);
+    if (err != MPI_SUCCESS)
+        return err;
+    int me = t->me, commute = hmpi_coll_commutative(op);
+    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    uint64_t e = hmpi_coll_begin(t);
+    if (count == 0) {
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return MPI_SUCCESS;
+    }
+    const void *stack[HMPI_COLL_STACK_INPUTS], **x;
+    hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
+
+    if (l.span + 16 <= t->cap) {
+        /* Small: inputs into the slots, everybody folds all of them (same order, same
+         * bits everywhere). */
+        hmpi_coll_area_t a = {h->data, t->cap, 0};
+        h->addr = (uintptr_t)hmpi_coll_stage_span(&a, in, &l, 16);
+        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
+        x = hmpi_coll_inputs(t, e, stack);
+        err = hmpi_coll_reduce_slice(recvbuf, x, t->n, -1, 0, count, type, op, &one, commute);
+        hmpi_coll_inputs_free(x, stack);
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return err;
+    }
+
+    /* Large: reduce-scatter into each member's result buffer (its recvbuf when shared,
+     * else its scratch), then everybody copies the others' slices. */
+    int res_shared = hmpi_heap_is_shared_range(hmpi_coll_at(recvbuf, l.lo), l.span);
+    void *area = NULL;
+    int direct = hmpi_coll_expose_input(t, e, h, in, &l, res_shared ? 0 : hmpi_coll_room(l.span, 64), &area);
+    void *res = res_shared ? recvbuf : hmpi_coll_at(area, -l.lo);
+    h->aux = (uintptr_t)res;
+    hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+    hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
+
+    MPI_Aint first;
+    int m;
+    hmpi_coll_slice(count, t->n, me, one.extent, &first, &m);
+    x = hmpi_coll_inputs(t, e, stack);
+    if (m > 0)
+        err = hmpi_coll_reduce_slice(res, x, t->n, x[me] == res ? me : -1, first, m, type, op,
+                                     &one, commute);
+    hmpi_coll_inputs_free(x, stack);
+    /* Nobody writes a recvbuf before every member finished reading the inputs (one of
+     * them may be that recvbuf, in place), and the slices are complete. */
+    hmpi_coll_publish(t, e, HMPI_COLL_MID);
+    hmpi_coll_wait_all(t, e, HMPI_COLL_MID);
+    for (int k = 1; k <= t->n && err == MPI_SUCCESS; k++) {
+        int j = (me + k) % t->n;
+        if (j == me && res_shared)
+            continue;
+        hmpi_coll_slice(count, t->n, j, one.extent, &first, &m);
+        if (m == 0)
+            continue;
+        const void *from = (const void *)(uintptr_t)hmpi_coll_half(t, j, e)->aux;
+        hmpi_coll_layout_t lm = hmpi_coll_layout_n(&one, m);
+        MPI_Aint off = first * one.extent;
+        err = hmpi_coll_copy_typed(hmpi_coll_at(recvbuf, off), hmpi_coll_at(from, off), m, type,
+                                   &lm);
+    }
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    if (res_shared || direct)
+        hmpi_coll_wait_all(t, e, HMPI_COLL_DONE);
+    return err;
+}
+
+static int allreduce_hier(hmpi_coll_comm_t *s, const void *sendbuf, void *recvbuf, int count,
+                          MPI_Datatype type, MPI_Op op)
+{
+    hmpi_coll_team_t *t = &s->team;
+    int leader = t->me == 0;
+    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    int err = hmpi_coll_team_reduce(t, leader && in == recvbuf ? MPI_IN_PLACE : in,
+                                    leader ? recvbuf : NULL, count, type, op, 0);
+    if (leader && err == MPI_SUCCESS)
+        err = PMPI_Allreduce(MPI_IN_PLACE, recvbuf, count, type, op, s->leaders);
+    int err2 = hmpi_coll_team_bcast(t, recvbuf, count, type, 0, -1);
+    return err != MPI_SUCCESS ? err : err2;
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm)
+{
+    hmpi_comm_t *c;
+    hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
+    if (s && s->mode == HMPI_COLL_HIER && !hmpi_coll_commutative(op))
+        s = NULL;
+    HMPI_COLL_COUNT(allreduce, s != NULL);
+    if (!s)
+        return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    int err = check_reduce(c, count, type, op);
+    if (err != MPI_SUCCESS)
+        return hmpi_raise(comm, err);
+    if (s->mode == HMPI_COLL_FLAT)
+        err = allreduce_team(&s->team, sendbuf, recvbuf, count, type, op);
+    else
+        err = allreduce_hier(s, sendbuf, recvbuf, count, type, op);
+    return hmpi_raise(comm, err);
+}

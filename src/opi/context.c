@@ -1,0 +1,265 @@
+/* context.c: what OPI's calls stand on: setup at MPI_Init (hmpi_opi_init) and teardown
+ * at MPI_Finalize, the shadow communicators that keep OPI traffic apart from the
+ * program's, OPI's error codes, datatype layouts.
+ * Shadows: MPI_COMM_WORLD's is made at MPI_Init (collective there anyway), MPI_COMM_SELF's
+ * on first use (a dup of SELF involves no other rank), any other communicator's by
+ * OPI_Comm_enable, collective over it, and freed with it (attribute delete callback).
+ * Making shadows for every communicator would cost every program, OPI or not, a dup
+ * per communicator; making them on first use cannot work, since OPI calls are not
+ * collective. */
+#include "opi.h"
+#include "../common/knobs.h"
+#include "../common/log.h"
+#include "../mpi/errors.h"
+#include "../node/node.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+opi_state_t opi;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int codes[OPI_E_COUNT];
+static int shadow_keyval = MPI_KEYVAL_INVALID; /* on user comms: their opi_comm_t */
+static int final_keyval = MPI_KEYVAL_INVALID;  /* on MPI_COMM_SELF under pass-through */
+static opi_comm_t world_oc, self_oc;
+static int world_ok, self_ok;
+
+void opi_lock_slow(void) { pthread_mutex_lock(&lock); }
+void opi_unlock_slow(void) { pthread_mutex_unlock(&lock); }
+
+static const struct {
+    int cls;
+    const char *msg;
+} errs[OPI_E_COUNT] = {
+    [OPI_E_ARG_NULL] = {MPI_ERR_ARG, "OPI: the buffer argument (void **ptr) is NULL"},
+    [OPI_E_BUF_NULL] = {MPI_ERR_BUFFER, "OPI: *ptr is NULL: there is no buffer to free or give"},
+    [OPI_E_FOREIGN] = {MPI_ERR_BUFFER, "OPI: *ptr is not a buffer of OPI_Alloc or OPI_Take"},
+    [OPI_E_FREED] = {MPI_ERR_BUFFER,
+                     "OPI: the buffer was already freed (double OPI_Free, or use after free)"},
+    [OPI_E_NOT_HELD] = {MPI_ERR_BUFFER,
+                        "OPI: the buffer is not this rank's (it was given away)"},
+    [OPI_E_TOO_SMALL] = {MPI_ERR_COUNT,
+                         "OPI: count elements of the datatype do not fit in the buffer"},
+    [OPI_E_TOO_LARGE] = {MPI_ERR_ARG, "OPI: OPI_Alloc length too large (limit 2^46 bytes)"},
+    [OPI_E_COMM] = {MPI_ERR_COMM, "OPI: communicator not enabled for ownership passing: "
+                                  "call OPI_Comm_enable (collective) first"},
+    [OPI_E_TYPE] = {MPI_ERR_TYPE, "OPI: datatype with a negative lower bound or extent"},
+    [OPI_E_NO_INIT] = {MPI_ERR_OTHER, "OPI: not set up at MPI_Init (HMPI's OPI hook did not run)"},
+};
+
+int opi_code(opi_err_t e)
+{
+    if (atomic_load_explicit(&opi.ready, memory_order_acquire) && codes[e])
+        return codes[e];
+    if (hmpi_knobs.VERBOSE >= 1) /* the MPI below cannot carry the message: say it here */
+        hmpi_log_info("%s", errs[e].msg);
+    return errs[e].cls;
+}
+
+int opi_raise(MPI_Comm comm, int code)
+{
+    int fin = 0;
+    if (code == MPI_SUCCESS)
+        return code;
+    PMPI_Finalized(&fin);
+    return fin ? code : hmpi_raise(comm, code);
+}
+
+/* ---- setup ------------------------------------------------------------------------------ */
+
+static void shutdown_once(void);
+
+static int shadow_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    opi_comm_t *oc = val;
+    MPI_Comm_free(&oc->shadow); /* through HMPI, which forgets its state */
+    free(oc);
+    return MPI_SUCCESS;
+}
+
+static int final_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    shutdown_once();
+    return MPI_SUCCESS;
+}
+
+static void common_init(void)
+{
+    /* A code of the standard class that carries OPI's message, where the MPI below
+     * renders such codes faithfully (Open MPI does; MPICH 4.0.2 prints an unrelated
+     * message for them, so there the plain class is used). */
+    for (int e = 0; e < OPI_E_COUNT; e++) {
+        int code, len = 0;
+        char text[MPI_MAX_ERROR_STRING];
+        if (PMPI_Add_error_code(errs[e].cls, &code) == MPI_SUCCESS &&
+            PMPI_Add_error_string(code, errs[e].msg) == MPI_SUCCESS &&
+            PMPI_Error_string(code, text, &len) == MPI_SUCCESS && strstr(text, errs[e].msg))
+            codes[e] = code;
+    }
+    int *ub = NULL, flag = 0, provided = MPI_THREAD_SINGLE;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    opi.tag_ub = flag && ub ? *ub : 32767;
+    PMPI_Query_thread(&provided);
+    opi.threaded = provided == MPI_THREAD_MULTIPLE;
+    opi.active = hmpi_node.active;
+    opi.me = opi.active ? hmpi_node.rank : 0;
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, shadow_delete, &shadow_keyval, NULL);
+    if (!opi.active) {
+        /* Pass-through: HMPI's finalize does not run, so MPI_COMM_SELF's attribute
+         * delete callback (the first thing MPI_Finalize does) finishes OPI's sends. */
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, final_delete, &final_keyval, NULL);
+        PMPI_Comm_set_attr(MPI_COMM_SELF, final_keyval, NULL);
+    }
+    atomic_store_explicit(&opi.ready, 1, memory_order_release);
+}
+
+int opi_ready_slow(void)
+{
+    int init = 0, fin = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    if (!init || fin)
+        return opi_code(OPI_E_NO_INIT);
+    pthread_once(&once, common_init);
+    return MPI_SUCCESS;
+}
+
+/* Dups comm (collective over it) into oc. The dup goes through HMPI's MPI_Comm_dup,
+ * which gives the shadow its own matching context and local-rank tables. Its errors
+ * return: OPI raises them on the user's communicator. */
+static int make_shadow(MPI_Comm comm, opi_comm_t *oc)
+{
+    MPI_Comm sh;
+    int err = MPI_Comm_dup(comm, &sh);
+    if (err)
+        return err;
+    PMPI_Comm_set_errhandler(sh, MPI_ERRORS_RETURN);
+    int inter = 0;
+    PMPI_Comm_test_inter(sh, &inter);
+    if (inter)
+        PMPI_Comm_remote_size(sh, &oc->peers);
+    else
+        PMPI_Comm_size(sh, &oc->peers);
+    oc->shadow = sh;
+    oc->hs = inter ? NULL : hmpi_comm_get(sh);
+    return MPI_SUCCESS;
+}
+
+int opi_comm_get(MPI_Comm comm, opi_comm_t **oc_p)
+{
+    if (comm == MPI_COMM_WORLD) {
+        if (!world_ok)
+            return opi_code(OPI_E_NO_INIT);
+        *oc_p = &world_oc;
+        return MPI_SUCCESS;
+    }
+    if (comm == MPI_COMM_NULL)
+        return MPI_ERR_COMM;
+    if (comm == MPI_COMM_SELF) {
+        int err = MPI_SUCCESS;
+        opi_lock();
+        if (!self_ok && (err = make_shadow(MPI_COMM_SELF, &self_oc)) == MPI_SUCCESS)
+            self_ok = 1;
+        opi_unlock();
+        *oc_p = &self_oc;
+        return err;
+    }
+    void *val = NULL;
+    int flag = 0;
+    if (PMPI_Comm_get_attr(comm, shadow_keyval, &val, &flag) != MPI_SUCCESS)
+        return MPI_ERR_COMM;
+    if (!flag)
+        return opi_code(OPI_E_COMM);
+    *oc_p = val;
+    return MPI_SUCCESS;
+}
+
+int OPI_Comm_enable(MPI_Comm comm)
+{
+    int err = opi_ready();
+    if (err)
+        return opi_raise(comm, err);
+    if (comm == MPI_COMM_NULL)
+        return opi_raise(MPI_COMM_NULL, MPI_ERR_COMM);
+    opi_comm_t *oc;
+    if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF)
+        return opi_raise(comm, opi_comm_get(comm, &oc));
+    if (opi_comm_get(comm, &oc) == MPI_SUCCESS)
+        return MPI_SUCCESS; /* enabled before */
+    oc = malloc(sizeof *oc);
+    if (!oc)
+        return opi_raise(comm, MPI_ERR_NO_MEM);
+    err = make_shadow(comm, oc);
+    if (!err && (err = PMPI_Comm_set_attr(comm, shadow_keyval, oc)) != MPI_SUCCESS)
+        MPI_Comm_free(&oc->shadow);
+    if (err)
+        free(oc);
+    return opi_raise(comm, err);
+}
+
+/* HMPI's MPI_Init hook (mpi/init.c). */
+int hmpi_opi_init(void)
+{
+    if (opi_ready_slow() != MPI_SUCCESS || make_shadow(MPI_COMM_WORLD, &world_oc) != 0) {
+        hmpi_log_error("OPI: cannot make the shadow of MPI_COMM_WORLD");
+        return -1;
+    }
+    world_ok = 1;
+    return 0;
+}
+
+static void shutdown_once(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    opi_give_shutdown();
+    if (world_ok) {
+        world_ok = 0;
+        MPI_Comm_free(&world_oc.shadow);
+    }
+    if (self_ok) {
+        self_ok = 0;
+        MPI_Comm_free(&self_oc.shadow);
+    }
+}
+
+/* HMPI's MPI_Finalize hook: after the final barrier, before p2p and the communicators
+ * go. Buffers stay valid (the region is never unmapped); OPI_Free still works. */
+void hmpi_opi_finalize(void)
+{
+    shutdown_once();
+}
+
+/* ---- datatypes ---------------------------------------------------------------------------- */
+
+int opi_type_get(MPI_Datatype type, opi_type_t *t)
+{
+    int size;
+    MPI_Aint lb;
+    if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+        PMPI_Type_get_extent(type, &lb, &t->extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(type, &t->tlb, &t->textent) != MPI_SUCCESS)
+        return MPI_ERR_TYPE;
+    if (t->tlb < 0 || t->extent < 0 || t->textent < 0)
+        return opi_code(OPI_E_TYPE);
+    t->size = (size_t)size;
+    return MPI_SUCCESS;
+}
+
+size_t opi_span(int count, const opi_type_t *t)
+{
+    if (count == 0 || t->size == 0)
+        return 0;
+    return (size_t)t->tlb + (size_t)(count - 1) * (size_t)t->extent + (size_t)t->textent;
+}
+
+int opi_contig(int count, const opi_type_t *t)
+{
+    return t->tlb == 0 && (MPI_Aint)t->size == t->textent &&
+           (count <= 1 || t->extent == t->textent);
+}

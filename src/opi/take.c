@@ -1,0 +1,286 @@
+/* take.c: OPI_Take and OPI_Itake. Three routes, by where the giver may be:
+ *  LOCAL  a rank of this node (or ANY_SOURCE on a communicator without remote members):
+ *         the giver's 8-byte data pointer is received straight into *ptr; the
+ *         completion step checks the buffer's header and makes this rank its holder.
+ *  REMOTE a rank of another node, or any rank under pass-through: the contents are
+ *         received into a buffer of this rank's pool, written to *ptr at once (the
+ *         program may use it once the take completes, as with any receive buffer).
+ *  MIXED  ANY_SOURCE with members on both sides: received as MPI_PACKED into a pool
+ *         buffer that fits either message; the status's source then tells whether
+ *         it holds a pointer (local giver) or the contents (remote giver).
+ * Every take is one ordinary posted receive on the shadow communicator, so MPI's
+ * ordering rules hold for takes as for receives, wildcards included. Nonblocking LOCAL
+ * and MIXED takes complete through an HMPI polled request that runs the completion
+ * step (under the engine lock; it takes opi_lock inside, never the other way round).
+ * OPI take requests cannot be cancelled and must not be freed while active. */
+#include "opi.h"
+#include "../heap/heap.h"
+#include "../p2p/p2p.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+typedef enum { ROUTE_LOCAL, ROUTE_REMOTE, ROUTE_MIXED } route_t;
+
+static route_t route_of(const opi_comm_t *oc, int rank)
+{
+    if (!oc->hs)
+        return ROUTE_REMOTE;
+    if (rank == MPI_ANY_SOURCE)
+        return oc->hs->has_remote ? ROUTE_MIXED : ROUTE_LOCAL;
+    return oc->hs->local_of[rank] >= 0 ? ROUTE_LOCAL : ROUTE_REMOTE;
+}
+
+/* ---- completion steps ------------------------------------------------------------------------ */
+
+/* LOCAL: *ptr holds the pointer a local giver sent. Makes this rank the buffer's holder
+ * and sets st's count to the bytes given. Returns the take's error. */
+static int finish_local(void **ptr, size_t want, MPI_Status *st)
+{
+    void *p = *ptr;
+    opi_hdr_t *h = opi_hdr(p);
+    if ((uintptr_t)p % 64 != 0 || !hmpi_heap_is_shared_range(h, sizeof *h) ||
+        h->magic != (OPI_HDR_MAGIC ^ (uintptr_t)h)) {
+        hmpi_status_set(st, st->MPI_SOURCE, st->MPI_TAG, MPI_ERR_INTERN, 0);
+        return MPI_ERR_INTERN; /* only OPI sends on the shadow: memory was corrupted */
+    }
+    /* The message that brought p ordered the giver's header writes before this. */
+    atomic_store_explicit(&h->state, OPI_STATE(opi.me, OPI_HELD), memory_order_relaxed);
+    size_t got = h->len;
+    int err = got > want ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    hmpi_status_set(st, st->MPI_SOURCE, st->MPI_TAG, err, got > want ? want : got);
+    return err;
+}
+
+/* MIXED: pkt received one message, err its receive's error. */
+static int finish_mixed(void **ptr, opi_hdr_t *pkt, const hmpi_comm_t *hs, int count,
+                        MPI_Datatype type, const opi_type_t *t, MPI_Status *st, int err)
+{
+    size_t want = (size_t)count * t->size;
+    if (err == MPI_SUCCESS && hs->local_of[st->MPI_SOURCE] >= 0) {
+        *ptr = *(void **)pkt->data;
+        opi_pool_put(pkt);
+        return finish_local(ptr, want, st);
+    }
+    int got = 0;
+    PMPI_Get_count(st, MPI_BYTE, &got);
+    if (err == MPI_SUCCESS && (size_t)got > want)
+        err = MPI_ERR_TRUNCATE; /* the packet had room for at least a pointer */
+    size_t have = (size_t)got < want ? (size_t)got : want;
+    *ptr = pkt->data;
+    if (have && !opi_contig(count, t)) { /* lay the packed elements out as type says */
+        opi_hdr_t *q;
+        if (opi_pool_get(opi_span(count, t), &q) == MPI_SUCCESS) {
+            int pos = 0;
+            PMPI_Unpack(pkt->data, (int)have, &pos, q->data, (int)(have / t->size), type,
+                        MPI_COMM_SELF);
+            opi_pool_put(pkt);
+            *ptr = q->data;
+        } else if (err == MPI_SUCCESS) {
+            err = MPI_ERR_NO_MEM;
+        }
+    }
+    hmpi_status_set(st, st->MPI_SOURCE, st->MPI_TAG, err, have);
+    return err;
+}
+
+/* ---- nonblocking takes through polled requests ---------------------------------------------- */
+
+typedef struct take_op_s {
+    void **ptr;
+    opi_hdr_t *pkt;          /* MIXED: the receive buffer; NULL for LOCAL */
+    MPI_Request inner;       /* the receive on the shadow */
+    const hmpi_comm_t *hs;   /* the shadow's state (the inner receive holds it alive) */
+    int count;
+    MPI_Datatype type;
+    opi_type_t t;
+    struct take_op_s *next;  /* free list */
+} take_op_t;
+
+static take_op_t *free_ops; /* guarded by opi_lock */
+
+static take_op_t *op_new(void)
+{
+    opi_lock();
+    take_op_t *op = free_ops;
+    if (op)
+        free_ops = op->next;
+    opi_unlock();
+    return op ? op : malloc(sizeof *op);
+}
+
+static void op_free(take_op_t *op)
+{
+    opi_lock();
+    op->next = free_ops;
+    free_ops = op;
+    opi_unlock();
+}
+
+/* Poll function of a take's request (engine lock held): 1 once complete. */
+static int take_poll(hmpi_req_t *r)
+{
+    take_op_t *op = r->arg;
+    MPI_Status st;
+    if (hmpi_req_is_ours(op->inner)) {
+        hmpi_req_t *in = hmpi_req_obj(op->inner);
+        if (!hmpi_p2p_test(in))
+            return 0;
+        st = in->status;
+        hmpi_req_release(in);
+    } else {
+        int flag = 0;
+        st.MPI_ERROR = MPI_SUCCESS;
+        PMPI_Test(&op->inner, &flag, &st);
+        if (!flag)
+            return 0;
+    }
+    int err = st.MPI_ERROR;
+    size_t want = (size_t)op->count * op->t.size;
+    if (op->pkt)
+        err = finish_mixed(op->ptr, op->pkt, op->hs, op->count, op->type, &op->t, &st, err);
+    else if (err == MPI_SUCCESS)
+        err = finish_local(op->ptr, want, &st);
+    st.MPI_ERROR = err;
+    r->status = st;
+    op_free(op);
+    return 1;
+}
+
+static int itake_polled(void **ptr, int count, MPI_Datatype type, const opi_type_t *t,
+                        int rank, int tag, route_t route, const opi_comm_t *oc, MPI_Comm comm,
+                        MPI_Request *req)
+{
+    take_op_t *op = op_new();
+    if (!op)
+        return MPI_ERR_NO_MEM;
+    *op = (take_op_t){.ptr = ptr, .hs = oc->hs, .count = count, .type = type, .t = *t};
+    size_t cap = (size_t)count * t->size;
+    cap = cap < sizeof(void *) ? sizeof(void *) : cap;
+    int err = MPI_SUCCESS;
+    if (route == ROUTE_MIXED && (cap > INT_MAX || (err = opi_pool_get(cap, &op->pkt))))
+        err = err ? err : MPI_ERR_COUNT;
+    hmpi_req_t *pr = NULL;
+    if (!err) {
+        hmpi_p2p_lock();
+        pr = hmpi_req_new(HMPI_REQ_POLL); /* reserved before the receive can match */
+        hmpi_p2p_unlock();
+        err = pr ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    }
+    if (!err)
+        err = route == ROUTE_MIXED
+                  ? MPI_Irecv(op->pkt->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow,
+                              &op->inner)
+                  : MPI_Irecv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow, &op->inner);
+    hmpi_p2p_lock();
+    if (!err) {
+        hmpi_comm_t *uc = hmpi_comm_get(comm); /* errors go to the user's handler */
+        pr->poll = take_poll;
+        pr->arg = op;
+        hmpi_req_bind(pr, uc ? uc : (hmpi_comm_t *)oc->hs);
+        *req = hmpi_req_handle(pr);
+    } else if (pr) {
+        hmpi_req_release(pr);
+    }
+    hmpi_p2p_unlock();
+    if (err) {
+        if (op->pkt)
+            opi_pool_put(op->pkt);
+        op_free(op);
+    }
+    return err;
+}
+
+/* ---- the API ------------------------------------------------------------------------------------ */
+
+static int check_take(void **ptr, int count, MPI_Datatype type, int rank, int tag,
+                      MPI_Comm comm, opi_comm_t **oc_p, opi_type_t *t)
+{
+    int err = opi_ready();
+    if (!err)
+        err = opi_comm_get(comm, oc_p);
+    if (!err && !ptr)
+        err = opi_code(OPI_E_ARG_NULL);
+    if (!err && count < 0)
+        err = MPI_ERR_COUNT;
+    if (!err)
+        err = opi_type_get(type, t);
+    if (!err && tag != MPI_ANY_TAG && (tag < 0 || tag > opi.tag_ub))
+        err = MPI_ERR_TAG;
+    if (!err && rank != MPI_ANY_SOURCE && rank != MPI_PROC_NULL &&
+        (rank < 0 || rank >= (*oc_p)->peers))
+        err = MPI_ERR_RANK;
+    return err;
+}
+
+int OPI_Take(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+    opi_comm_t *oc = NULL;
+    opi_type_t t;
+    int err = check_take(ptr, count, datatype, rank, tag, comm, &oc, &t);
+    if (err)
+        return opi_raise(comm, err);
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    size_t want = (size_t)count * t.size, cap = want < sizeof(void *) ? sizeof(void *) : want;
+    opi_hdr_t *h = NULL;
+    if (rank == MPI_PROC_NULL) {
+        *ptr = NULL;
+        hmpi_status_set(&st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+    } else {
+        switch (route_of(oc, rank)) {
+        case ROUTE_LOCAL:
+            err = MPI_Recv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow, &st);
+            if (!err)
+                err = finish_local(ptr, want, &st);
+            break;
+        case ROUTE_REMOTE:
+            if ((err = opi_pool_get(opi_span(count, &t), &h)) != MPI_SUCCESS)
+                break;
+            err = MPI_Recv(h->data, count, datatype, rank, tag, oc->shadow, &st);
+            *ptr = h->data; /* even truncated: the buffer is the caller's to free */
+            break;
+        case ROUTE_MIXED:
+            if (cap > INT_MAX)
+                err = MPI_ERR_COUNT;
+            else if ((err = opi_pool_get(cap, &h)) == MPI_SUCCESS) {
+                err = MPI_Recv(h->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow, &st);
+                err = finish_mixed(ptr, h, oc->hs, count, datatype, &t, &st, err);
+            }
+            break;
+        }
+    }
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    return opi_raise(comm, err);
+}
+
+int OPI_Itake(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    opi_comm_t *oc = NULL;
+    opi_type_t t;
+    int err = check_take(ptr, count, datatype, rank, tag, comm, &oc, &t);
+    if (!err && !request)
+        err = MPI_ERR_REQUEST;
+    if (err)
+        return opi_raise(comm, err);
+    route_t route = rank == MPI_PROC_NULL ? ROUTE_REMOTE : route_of(oc, rank);
+    if (rank == MPI_PROC_NULL) {
+        *ptr = NULL;
+        err = MPI_Irecv(NULL, 0, MPI_BYTE, MPI_PROC_NULL, tag, oc->shadow, request);
+    } else if (route == ROUTE_REMOTE) {
+        opi_hdr_t *h;
+        if ((err = opi_pool_get(opi_span(count, &t), &h)) == MPI_SUCCESS) {
+            err = MPI_Irecv(h->data, count, datatype, rank, tag, oc->shadow, request);
+            if (err)
+                opi_pool_put(h);
+            else
+                *ptr = h->data;
+        }
+    } else {
+        err = itake_polled(ptr, count, datatype, &t, rank, tag, route, oc, comm, request);
+    }
+    return opi_raise(comm, err);
+}

@@ -1,0 +1,142 @@
+/* ops.c: MPI_Put, MPI_Get, MPI_Rput, MPI_Rget. A local target is written or read by the
+ * origin itself (move.c), at once and without the target's help: the operation is
+ * complete on return, so the request forms hand back a completed request. Any other
+ * target goes through the MPI below's window. Runs on the hot path: no allocation for
+ * contiguous data. */
+#include "rma.h"
+#include "../p2p/p2p.h"
+
+typedef struct {
+    const void *addr;
+    int count;
+    MPI_Datatype type;
+} side_t;
+
+/* Checks, then moves data between an origin buffer and local target m. */
+static int move_local(hmpi_win_t *w, int kind, const side_t *o, int target, MPI_Aint disp,
+                      int count, MPI_Datatype type)
+{
+    hmpi_rma_buf_t b;
+    hmpi_rma_region_t r;
+    int err = hmpi_rma_buf(o->addr, o->count, o->type, &b);
+    if (err == MPI_SUCCESS)
+        err = hmpi_rma_region(w, &w->mem[target], disp, count, type, &r);
+    if (err == MPI_SUCCESS && b.bytes != r.bytes)
+        err = MPI_ERR_TYPE; /* type signatures of origin and target differ */
+    if (err != MPI_SUCCESS)
+        return err;
+    err = kind == HMPI_RMA_PUT ? hmpi_rma_put(&b, &r) : hmpi_rma_get(&b, &r);
+    if (err == MPI_SUCCESS)
+        hmpi_rma_count_local(kind, r.bytes, r.path == HMPI_RMA_CMA);
+    return err;
+}
+
+static MPI_Request done_request(void)
+{
+    hmpi_p2p_lock();
+    MPI_Request r = hmpi_req_new_done();
+    hmpi_p2p_unlock();
+    return r;
+}
+
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win)
+{
+    hmpi_win_t *w = hmpi_win_get(win);
+    if (!w)
+        return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                        target_count, target_datatype, win);
+    if (target_rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    int err = hmpi_rma_check_access(w, target_rank, 0);
+    if (err != MPI_SUCCESS)
+        return hmpi_win_raise(win, err);
+    if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
+        hmpi_rma_count_below(HMPI_RMA_PUT, origin_count, origin_datatype);
+        return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                        target_count, target_datatype, win);
+    }
+    side_t o = {origin_addr, origin_count, origin_datatype};
+    return hmpi_win_raise(win, move_local(w, HMPI_RMA_PUT, &o, target_rank, target_disp,
+                                          target_count, target_datatype));
+}
+
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win)
+{
+    hmpi_win_t *w = hmpi_win_get(win);
+    if (!w)
+        return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                        target_count, target_datatype, win);
+    if (target_rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    int err = hmpi_rma_check_access(w, target_rank, 0);
+    if (err != MPI_SUCCESS)
+        return hmpi_win_raise(win, err);
+    if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
+        hmpi_rma_count_below(HMPI_RMA_GET, origin_count, origin_datatype);
+        return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                        target_count, target_datatype, win);
+    }
+    side_t o = {origin_addr, origin_count, origin_datatype};
+    return hmpi_win_raise(win, move_local(w, HMPI_RMA_GET, &o, target_rank, target_disp,
+                                          target_count, target_datatype));
+}
+
+int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    hmpi_win_t *w = hmpi_win_get(win);
+    if (!w)
+        return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype, win, request);
+    if (target_rank == MPI_PROC_NULL)
+        return hmpi_win_raise(win, (*request = done_request()) == MPI_REQUEST_NULL
+                                       ? MPI_ERR_NO_MEM
+                                       : MPI_SUCCESS);
+    int err = hmpi_rma_check_access(w, target_rank, 1);
+    if (err != MPI_SUCCESS)
+        return hmpi_win_raise(win, err);
+    if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
+        hmpi_rma_count_below(HMPI_RMA_PUT, origin_count, origin_datatype);
+        return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype, win, request);
+    }
+    side_t o = {origin_addr, origin_count, origin_datatype};
+    err = move_local(w, HMPI_RMA_PUT, &o, target_rank, target_disp, target_count,
+                     target_datatype);
+    if (err == MPI_SUCCESS && (*request = done_request()) == MPI_REQUEST_NULL)
+        err = MPI_ERR_NO_MEM;
+    return hmpi_win_raise(win, err);
+}
+
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    hmpi_win_t *w = hmpi_win_get(win);
+    if (!w)
+        return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype, win, request);
+    if (target_rank == MPI_PROC_NULL)
+        return hmpi_win_raise(win, (*request = done_request()) == MPI_REQUEST_NULL
+                                       ? MPI_ERR_NO_MEM
+                                       : MPI_SUCCESS);
+    int err = hmpi_rma_check_access(w, target_rank, 1);
+    if (err != MPI_SUCCESS)
+        return hmpi_win_raise(win, err);
+    if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
+        hmpi_rma_count_below(HMPI_RMA_GET, origin_count, origin_datatype);
+        return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype, win, request);
+    }
+    side_t o = {origin_addr, origin_count, origin_datatype};
+    err = move_local(w, HMPI_RMA_GET, &o, target_rank, target_disp, target_count,
+                     target_datatype);
+    if (err == MPI_SUCCESS && (*request = done_request()) == MPI_REQUEST_NULL)
+        err = MPI_ERR_NO_MEM;
+    return hmpi_win_raise(win, err);
+}

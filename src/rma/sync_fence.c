@@ -1,0 +1,28 @@
+/* sync_fence.c: MPI_Win_fence. On a local window a fence is the members' barrier in the
+ * control block, whose release/acquire chain makes every direct put and local store
+ * before it visible to every member after it; the MPI below is not involved. On a mixed
+ * window the below's fence completes the operations it carried first, then the barrier
+ * orders the direct ones (and keeps the next epoch's direct puts from landing before the
+ * below has finished applying the last epoch's). */
+#include "rma.h"
+
+int MPI_Win_fence(int assert, MPI_Win win)
+{
+    hmpi_win_t *w = hmpi_win_get(win);
+    if (!w)
+        return PMPI_Win_fence(assert, win);
+    if (w->lock_all || w->nlocks || w->started || w->posted)
+        return hmpi_win_raise(win, MPI_ERR_RMA_SYNC);
+    if (w->mixed) {
+        int rc = PMPI_Win_fence(assert, win);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    /* Both assertions are given by every member or by none: then no epoch ends and none
+     * begins, and there is nothing to order. */
+    if ((assert & (MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) !=
+        (MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED))
+        hmpi_rma_barrier(w);
+    w->fence = !(assert & MPI_MODE_NOSUCCEED);
+    return MPI_SUCCESS;
+}
