@@ -192,8 +192,9 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
     }
     int all = 1;
     hmpi_p2p_lock();
-    for (int i = 0; i < count && all; i++)
-        all = is_idle(requests[i]) || poll(requests[i]);
+    hmpi_p2p_progress(); /* local peers may wait for our match, whatever comes first */
+    for (int i = 0; i < count; i++)
+        all &= is_idle(requests[i]) || poll(requests[i]);
     hmpi_p2p_unlock();
     *flag = all;
     if (!all)
