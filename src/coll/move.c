@@ -13,6 +13,15 @@ int hmpi_coll_layout(MPI_Datatype type, int count, hmpi_coll_layout_t *l)
 {
     if (count < 0)
         return MPI_ERR_COUNT;
+    int basic = hmpi_coll_basic_size(type);
+    if (basic) { /* no question to the MPI below */
+        l->size = (size_t)basic * (size_t)count;
+        l->extent = basic;
+        l->lo = 0;
+        l->span = l->size;
+        l->contig = 1;
+        return MPI_SUCCESS;
+    }
     hmpi_type_t t;
     int err = hmpi_type_get(type, count, &t);
     if (err != MPI_SUCCESS)
@@ -141,6 +150,8 @@ void *hmpi_coll_take(hmpi_coll_area_t *a, size_t n, uintptr_t like, size_t align
 
 int hmpi_coll_commutative(MPI_Op op)
 {
+    if (hmpi_coll_op_builtin(op) || op == MPI_MAXLOC || op == MPI_MINLOC)
+        return 1;
     int commute = 0;
     if (PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
         return 0;
@@ -163,6 +174,29 @@ int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI
                            const hmpi_coll_layout_t *one, int commute)
 {
     int err = MPI_SUCCESS, step = chunk_of(one);
+    hmpi_coll_kernel_t k = hmpi_coll_kernel(op, type);
+    if (k) { /* a basic type (extent = size) and a predefined op: commutative */
+        size_t es = one->size;
+        for (int c = 0; c < count; c += step) {
+            size_t m = (size_t)(count - c < step ? count - c : step);
+            MPI_Aint off = (first + c) * one->extent;
+            void *d = hmpi_coll_at(dst, off);
+#define X(i) hmpi_coll_at(x[i], off)
+            if (self >= 0) {
+                for (int i = 0; i < n; i++)
+                    if (i != self)
+                        k(d, X(i), d, m);
+            } else if (n == 1) {
+                memcpy(d, X(0), m * es);
+            } else {
+                k(d, X(1), X(0), m);
+                for (int i = 2; i < n; i++)
+                    k(d, X(i), d, m);
+            }
+#undef X
+        }
+        return MPI_SUCCESS;
+    }
     void *tmp = NULL;
     hmpi_coll_layout_t lt = {0};
     /* Non-commutative ops fold from the last input (inout = in op inout), which would

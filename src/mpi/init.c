@@ -37,8 +37,14 @@ static int start_parts(int provided)
 static void hmpi_start(int provided)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &hmpi_log_rank);
-    if (hmpi_knobs_load() != 0) {
-        hmpi_log_error("bad HMPI_* setting: see 'hmpi_info' or docs/tuning.md; stopping");
+    /* Every rank reads its knobs; all learn whether any failed, so each message is
+     * out before the job is stopped. */
+    int bad = hmpi_knobs_load() != 0, anybad = 0;
+    PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (anybad) {
+        if (bad)
+            hmpi_log_error("bad HMPI_* setting: see 'hmpi_info' or docs/tuning.md; stopping");
+        PMPI_Barrier(MPI_COMM_WORLD);
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
     hmpi_stats_on = (int)hmpi_knobs.STATS;

@@ -25,7 +25,8 @@ static int codes[OPI_E_COUNT];
 static int shadow_keyval = MPI_KEYVAL_INVALID; /* on user comms: their opi_comm_t */
 static int final_keyval = MPI_KEYVAL_INVALID;  /* on MPI_COMM_SELF under pass-through */
 static opi_comm_t world_oc, self_oc;
-static int world_ok, self_ok;
+static int world_ok;      /* written at MPI_Init and MPI_Finalize only */
+static _Atomic int self_ok;
 
 void opi_lock_slow(void) { pthread_mutex_lock(&lock); }
 void opi_unlock_slow(void) { pthread_mutex_unlock(&lock); }
@@ -159,13 +160,25 @@ int opi_comm_get(MPI_Comm comm, opi_comm_t **oc_p)
     if (comm == MPI_COMM_NULL)
         return MPI_ERR_COMM;
     if (comm == MPI_COMM_SELF) {
-        int err = MPI_SUCCESS;
-        opi_lock();
-        if (!self_ok && (err = make_shadow(MPI_COMM_SELF, &self_oc)) == MPI_SUCCESS)
-            self_ok = 1;
-        opi_unlock();
+        /* Made outside opi_lock (MPI_Comm_dup may take the engine lock); a thread that
+         * loses the race frees its copy. */
+        if (!atomic_load_explicit(&self_ok, memory_order_acquire)) {
+            opi_comm_t mine;
+            int err = make_shadow(MPI_COMM_SELF, &mine);
+            if (err)
+                return err;
+            opi_lock();
+            int lost = atomic_load_explicit(&self_ok, memory_order_relaxed);
+            if (!lost) {
+                self_oc = mine;
+                atomic_store_explicit(&self_ok, 1, memory_order_release);
+            }
+            opi_unlock();
+            if (lost)
+                MPI_Comm_free(&mine.shadow);
+        }
         *oc_p = &self_oc;
-        return err;
+        return MPI_SUCCESS;
     }
     void *val = NULL;
     int flag = 0;
@@ -222,10 +235,8 @@ static void shutdown_once(void)
         world_ok = 0;
         MPI_Comm_free(&world_oc.shadow);
     }
-    if (self_ok) {
-        self_ok = 0;
+    if (atomic_exchange(&self_ok, 0))
         MPI_Comm_free(&self_oc.shadow);
-    }
 }
 
 /* HMPI's MPI_Finalize hook: after the final barrier, before p2p and the communicators

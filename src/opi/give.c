@@ -187,6 +187,7 @@ static int give(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI
     }
     if (err)
         return opi_raise(comm, err);
+    opi_pool_reclaim();
 
     h->len = (uint64_t)count * t.size;
     if (rank == MPI_PROC_NULL) {

@@ -3,8 +3,9 @@
  * in which state. Between ranks of one node only the data pointer travels; to other
  * nodes (and under HMPI_DISABLE=1) the contents do. Every OPI message travels on a
  * shadow communicator (a dup of the user's), so it never meets an ordinary receive.
- * Files: pool.c (buffers, per-rank pools, the return queue), context.c (init,
- * shadows, errors, datatypes), give.c (OPI_Give, sends in flight), take.c (OPI_Take). */
+ * Files: pool.c (buffers, per-rank pools, the return queue), known.c (private buffers
+ * under pass-through), context.c (init, shadows, errors, datatypes), give.c (OPI_Give,
+ * sends in flight), take.c (OPI_Take). */
 #ifndef HMPI_OPI_H
 #define HMPI_OPI_H
 
@@ -50,6 +51,7 @@ typedef struct opi_hdr_s {
 } opi_hdr_t;
 
 static_assert(sizeof(opi_hdr_t) == 64, "the header keeps the data cache-line aligned");
+static_assert(offsetof(opi_hdr_t, link) == 0, "queue and pool nodes are headers");
 
 static inline opi_hdr_t *opi_hdr(void *data)
 {
@@ -139,6 +141,8 @@ int opi_contig(int count, const opi_type_t *t);        /* data == span, from off
 
 /* A HELD buffer with at least len usable bytes; returns 0 or MPI_ERR_NO_MEM. */
 int opi_pool_get(size_t len, opi_hdr_t **h_p);
+/* Takes this rank's buffers back from its return queue (gives and takes call it). */
+void opi_pool_reclaim(void);
 /* Takes back a buffer this rank holds (its state is set FREE here). */
 void opi_pool_put(opi_hdr_t *h);
 void opi_pool_put_locked(opi_hdr_t *h);
@@ -146,6 +150,11 @@ void opi_pool_put_locked(opi_hdr_t *h);
 /* Checks that data is an OPI buffer this rank holds and moves it from HELD to state
  * `to` (one CAS). Returns 0 or an OPI error code; the header on success. */
 int opi_buf_claim(void *data, uint32_t to, opi_hdr_t **h_p);
+
+/* Private buffers (pass-through) known to OPI (known.c); opi_lock held. */
+int opi_known_add_locked(const opi_hdr_t *h); /* 0, or -1 without memory */
+void opi_known_remove_locked(const opi_hdr_t *h);
+int opi_known_has_locked(const opi_hdr_t *h);
 
 /* ---- give and take ---------------------------------------------------------------------- */
 

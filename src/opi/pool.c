@@ -4,8 +4,9 @@
  * (HMPI_OPI_POOL_DEPTH buffers per class, HMPI_OPI_POOL_MAX bytes) a buffer is trimmed:
  * freed to the heap when it lies in this rank's slice, otherwise pushed on its owner's
  * return queue (shm/ctrl.h), since only the process owning a slice may mi_free in it.
- * The owner drains its queue when its pool misses. Process-private except the return
- * queues; no MPI calls; the hot path (OPI_Free(OPI_Alloc(8))) takes no shared line. */
+ * The owner drains its queue in its gives and takes, and when its pool misses.
+ * Process-private except the return queues; no MPI calls; the hot path
+ * (OPI_Free(OPI_Alloc(8))) takes no shared cache line. */
 #include "opi.h"
 #include "../common/knobs.h"
 #include "../common/stats.h"
@@ -65,6 +66,11 @@ static opi_hdr_t *new_block(unsigned c)
     h->cls = c;
     h->data = h + 1;
     opi_lock();
+    if (!opi.active && opi_known_add_locked(h) != 0) {
+        opi_unlock();
+        hmpi_heap_free(h);
+        return NULL;
+    }
     pool.owned_blocks++;
     pool.owned_bytes += bytes;
     pool.heap_allocs++;
@@ -80,6 +86,8 @@ static void free_block_locked(opi_hdr_t *h)
     pool.heap_frees++;
     hmpi_stat_add(HMPI_STAT_opi_heap_frees, 1);
     h->magic = 0; /* a stale pointer to it is no OPI buffer any more */
+    if (!opi.active)
+        opi_known_remove_locked(h);
     hmpi_heap_free(h);
 }
 
@@ -105,7 +113,7 @@ void opi_pool_put_locked(opi_hdr_t *h)
     size_t bytes = block_bytes(c);
     if (pool.depth[c] < (uint64_t)hmpi_knobs.OPI_POOL_DEPTH &&
         pool.cached_bytes + bytes <= (unsigned long long)hmpi_knobs.OPI_POOL_MAX) {
-        h->link.next = &pool.bin[c]->link;
+        h->link.next = pool.bin[c] ? &pool.bin[c]->link : NULL;
         pool.bin[c] = h;
         pool.depth[c]++;
         pool.cached_blocks++;
@@ -131,6 +139,16 @@ static void drain_locked(hmpi_queue_t *q)
         hmpi_qnode_t *next = n->next;
         opi_pool_put_locked((opi_hdr_t *)n);
         n = next;
+    }
+}
+
+void opi_pool_reclaim(void)
+{
+    hmpi_queue_t *q = my_returns();
+    if (q && !hmpi_queue_empty(q)) { /* a relaxed load while nobody pushed */
+        opi_lock();
+        drain_locked(q);
+        opi_unlock();
     }
 }
 
@@ -183,9 +201,17 @@ int opi_buf_claim(void *data, uint32_t to, opi_hdr_t **h_p)
     if ((uintptr_t)data % 64 != 0)
         return opi_code(OPI_E_FOREIGN);
     opi_hdr_t *h = opi_hdr(data);
-    /* Under HMPI every OPI buffer is in the shared heap, so reading the header of a
-     * pointer that passed this test cannot fault. */
-    if (opi.active && !hmpi_heap_is_shared_range(h, sizeof *h))
+    /* Every OPI buffer is in the shared heap under HMPI, in the known set otherwise:
+     * the header of a pointer that fails this test is never read. */
+    int ours;
+    if (opi.active) {
+        ours = hmpi_heap_is_shared_range(h, sizeof *h);
+    } else {
+        opi_lock();
+        ours = opi_known_has_locked(h);
+        opi_unlock();
+    }
+    if (!ours)
         return opi_code(OPI_E_FOREIGN);
     if (h->magic != (OPI_HDR_MAGIC ^ (uintptr_t)h) || h->data != data)
         return opi_code(OPI_E_FOREIGN);

@@ -209,9 +209,10 @@ static int done_request(MPI_Request *request)
     return *request == MPI_REQUEST_NULL ? MPI_ERR_NO_MEM : MPI_SUCCESS;
 }
 
-/* The common part of the six entry points: 1 when HMPI does the operation itself (err_p
- * tells how it went), 0 when it belongs to the MPI below. */
-static int ours(hmpi_win_t *w, int target, int passive, int *err_p)
+/* The common part of the six entry points: 1 when HMPI does the operation itself or
+ * refuses it (err_p tells how it went), 0 when it belongs to the MPI below. */
+static int ours(hmpi_win_t *w, int target, int passive, MPI_Aint disp, int count,
+                MPI_Datatype type, int *err_p)
 {
     *err_p = MPI_SUCCESS;
     if (!w)
@@ -220,7 +221,9 @@ static int ours(hmpi_win_t *w, int target, int passive, int *err_p)
         return 1;
     if ((*err_p = hmpi_rma_check_access(w, target, passive)) != MPI_SUCCESS)
         return 1;
-    return !w->mixed;
+    if (!w->mixed)
+        return 1;
+    return (*err_p = hmpi_rma_check_below(w, target, disp, count, type)) != MPI_SUCCESS;
 }
 
 /* Origin and result buffers; the origin is not described for MPI_NO_OP. */
@@ -242,7 +245,7 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
 {
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
-    if (!ours(w, target_rank, 0, &err)) {
+    if (!ours(w, target_rank, 0, target_disp, target_count, target_datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, origin_count, origin_datatype);
         return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank,
@@ -265,7 +268,7 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count,
 {
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
-    if (!ours(w, target_rank, 0, &err)) {
+    if (!ours(w, target_rank, 0, target_disp, target_count, target_datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, target_count, target_datatype);
         return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr,
@@ -287,7 +290,7 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
 {
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
-    if (!ours(w, target_rank, 0, &err)) {
+    if (!ours(w, target_rank, 0, target_disp, 1, datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, 1, datatype);
         return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp,
@@ -308,7 +311,7 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 {
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
-    if (!ours(w, target_rank, 0, &err)) {
+    if (!ours(w, target_rank, 0, target_disp, 1, datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, 1, datatype);
         return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype,
@@ -327,7 +330,7 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
 {
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
-    if (!ours(w, target_rank, 1, &err)) {
+    if (!ours(w, target_rank, 1, target_disp, target_count, target_datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, origin_count, origin_datatype);
         return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank,
@@ -352,7 +355,7 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
 {
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
-    if (!ours(w, target_rank, 1, &err)) {
+    if (!ours(w, target_rank, 1, target_disp, target_count, target_datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, target_count, target_datatype);
         return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr,

@@ -61,10 +61,18 @@ int hmpi_rma_region(const hmpi_win_t *w, const hmpi_rma_member_t *m, MPI_Aint di
         MPI_Aint off = disp * m->disp_unit;
         if (r.hi > r.lo && (disp < 0 || off + r.lo < 0 || off + r.hi > (MPI_Aint)m->size))
             return MPI_ERR_RMA_RANGE;
-        r.addr = m->base + off;
+        /* a remote member's base is an address in another node: never used here */
+        r.addr = m->path == HMPI_RMA_BELOW ? NULL : m->base + off;
     }
     *r_p = r;
     return MPI_SUCCESS;
+}
+
+int hmpi_rma_check_below(const hmpi_win_t *w, int t, MPI_Aint disp, int count,
+                         MPI_Datatype type)
+{
+    hmpi_rma_region_t r;
+    return w->dynamic ? MPI_SUCCESS : hmpi_rma_region(w, &w->mem[t], disp, count, type, &r);
 }
 
 /* ---- process_vm_readv / writev ----------------------------------------------------------- */

@@ -53,6 +53,9 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
     if (err != MPI_SUCCESS)
         return hmpi_win_raise(win, err);
     if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
+        err = hmpi_rma_check_below(w, target_rank, target_disp, target_count, target_datatype);
+        if (err != MPI_SUCCESS)
+            return hmpi_win_raise(win, err);
         hmpi_rma_count_below(HMPI_RMA_PUT, origin_count, origin_datatype);
         return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                         target_count, target_datatype, win);
@@ -76,6 +79,9 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
     if (err != MPI_SUCCESS)
         return hmpi_win_raise(win, err);
     if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
+        err = hmpi_rma_check_below(w, target_rank, target_disp, target_count, target_datatype);
+        if (err != MPI_SUCCESS)
+            return hmpi_win_raise(win, err);
         hmpi_rma_count_below(HMPI_RMA_GET, origin_count, origin_datatype);
         return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                         target_count, target_datatype, win);
@@ -101,6 +107,9 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
     if (err != MPI_SUCCESS)
         return hmpi_win_raise(win, err);
     if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
+        err = hmpi_rma_check_below(w, target_rank, target_disp, target_count, target_datatype);
+        if (err != MPI_SUCCESS)
+            return hmpi_win_raise(win, err);
         hmpi_rma_count_below(HMPI_RMA_PUT, origin_count, origin_datatype);
         return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                          target_count, target_datatype, win, request);
@@ -129,6 +138,9 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
     if (err != MPI_SUCCESS)
         return hmpi_win_raise(win, err);
     if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
+        err = hmpi_rma_check_below(w, target_rank, target_disp, target_count, target_datatype);
+        if (err != MPI_SUCCESS)
+            return hmpi_win_raise(win, err);
         hmpi_rma_count_below(HMPI_RMA_GET, origin_count, origin_datatype);
         return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                          target_count, target_datatype, win, request);

@@ -87,6 +87,7 @@ typedef struct hmpi_win_s {
     uint32_t *seen_done;       /* [nlocal]: completions consumed from each local origin */
     int *scratch;              /* [size]: group translation */
     hmpi_rma_wait_t polls;     /* MPI_Win_test calls that found the epoch still open */
+    unsigned char sink;        /* mixed: where the gets that force lock grants land */
     struct hmpi_win_s *next;   /* hash chain */
 } hmpi_win_t;
 
@@ -109,6 +110,11 @@ hmpi_win_t *hmpi_rma_setup(struct hmpi_comm_s *c, MPI_Comm comm, void *base, MPI
 int hmpi_rma_install(hmpi_win_t *w, MPI_Win win);
 /* Drops a state that was set up but not installed (the below's creation failed). */
 void hmpi_rma_discard(hmpi_win_t *w);
+/* The below's MPI_Win_create over memory HMPI allocated, quietly: an error is returned,
+ * not raised, so that the caller can let the below allocate instead (Open MPI 4.1 has
+ * no MPI_Win_create on MPI_COMM_SELF). */
+int hmpi_rma_below_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                          MPI_Comm comm, MPI_Win *win);
 
 /* The one place an RMA error is raised: through the window's error handler. */
 static inline int hmpi_win_raise(MPI_Win win, int code)
@@ -170,6 +176,9 @@ typedef struct {
 int hmpi_rma_region(const hmpi_win_t *w, const hmpi_rma_member_t *m, MPI_Aint disp,
                     int count, MPI_Datatype type, hmpi_rma_region_t *r_p);
 int hmpi_rma_buf(const void *addr, int count, MPI_Datatype type, hmpi_rma_buf_t *b_p);
+/* The same checks for a target the MPI below serves (which may not check the range). */
+int hmpi_rma_check_below(const hmpi_win_t *w, int t, MPI_Aint disp, int count,
+                         MPI_Datatype type);
 
 /* Moves packed bytes (r->bytes) into / out of a target region. */
 int hmpi_rma_write(const hmpi_rma_region_t *r, const void *packed);

@@ -61,11 +61,10 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
         hmpi_heap_free(own);
         return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
     }
-    int rc = PMPI_Win_create(mine, size, disp_unit, info, comm, win);
-    if (rc != MPI_SUCCESS) {
+    if (hmpi_rma_below_create(mine, size, disp_unit, info, comm, win) != MPI_SUCCESS) {
         hmpi_rma_discard(w);
         hmpi_heap_free(own);
-        return rc;
+        return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
     }
     w->own_mem = own;
     *(void **)baseptr = mine;

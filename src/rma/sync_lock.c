@@ -15,8 +15,7 @@ static int force_grant(hmpi_win_t *w, int t)
 {
     if (w->mem[t].size == 0)
         return MPI_SUCCESS; /* nothing there to touch directly */
-    unsigned char byte;
-    int rc = PMPI_Get(&byte, 1, MPI_BYTE, t, 0, 1, MPI_BYTE, w->handle);
+    int rc = PMPI_Get(&w->sink, 1, MPI_BYTE, t, 0, 1, MPI_BYTE, w->handle);
     return rc != MPI_SUCCESS ? rc : PMPI_Win_flush(t, w->handle);
 }
 
@@ -100,10 +99,8 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
     if (w->mixed) {
         int rc = PMPI_Win_lock_all(assert, win);
         for (int r = 0; r < w->size && rc == MPI_SUCCESS && !nocheck; r++) {
-            if (w->mem[r].path != HMPI_RMA_BELOW && w->mem[r].size > 0) {
-                unsigned char byte;
-                rc = PMPI_Get(&byte, 1, MPI_BYTE, r, 0, 1, MPI_BYTE, win);
-            }
+            if (w->mem[r].path != HMPI_RMA_BELOW && w->mem[r].size > 0) /* see force_grant */
+                rc = PMPI_Get(&w->sink, 1, MPI_BYTE, r, 0, 1, MPI_BYTE, win);
         }
         if (rc == MPI_SUCCESS && !nocheck)
             rc = PMPI_Win_flush_all(win);
@@ -140,14 +137,12 @@ int MPI_Win_unlock_all(MPI_Win win)
 
 /* ---- flushes ---------------------------------------------------------------------------- */
 
-/* Flushes need a passive epoch: on rank (>= 0) or on any target (-1). */
-static int check_passive(const hmpi_win_t *w, int rank)
+/* Flushes need a passive epoch: on rank, or (all) on some target. */
+static int check_passive(const hmpi_win_t *w, int rank, int all)
 {
-    if (rank == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    if (rank >= 0)
-        return hmpi_rma_check_access(w, rank, 1);
-    return hmpi_rma_in_passive(w) ? MPI_SUCCESS : MPI_ERR_RMA_SYNC;
+    if (all)
+        return hmpi_rma_in_passive(w) ? MPI_SUCCESS : MPI_ERR_RMA_SYNC;
+    return rank == MPI_PROC_NULL ? MPI_SUCCESS : hmpi_rma_check_access(w, rank, 1);
 }
 
 int MPI_Win_flush(int rank, MPI_Win win)
@@ -155,7 +150,7 @@ int MPI_Win_flush(int rank, MPI_Win win)
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_flush(rank, win);
-    int err = check_passive(w, rank);
+    int err = check_passive(w, rank, 0);
     if (err != MPI_SUCCESS)
         return hmpi_win_raise(win, err);
     atomic_thread_fence(memory_order_seq_cst);
@@ -167,7 +162,7 @@ int MPI_Win_flush_all(MPI_Win win)
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_flush_all(win);
-    int err = check_passive(w, -1);
+    int err = check_passive(w, 0, 1);
     if (err != MPI_SUCCESS)
         return hmpi_win_raise(win, err);
     atomic_thread_fence(memory_order_seq_cst);
@@ -180,7 +175,7 @@ int MPI_Win_flush_local(int rank, MPI_Win win)
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_flush_local(rank, win);
-    int err = check_passive(w, rank);
+    int err = check_passive(w, rank, 0);
     if (err != MPI_SUCCESS)
         return hmpi_win_raise(win, err);
     return w->mixed && rank != MPI_PROC_NULL ? PMPI_Win_flush_local(rank, win) : MPI_SUCCESS;
@@ -191,7 +186,7 @@ int MPI_Win_flush_local_all(MPI_Win win)
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_flush_local_all(win);
-    int err = check_passive(w, -1);
+    int err = check_passive(w, 0, 1);
     if (err != MPI_SUCCESS)
         return hmpi_win_raise(win, err);
     return w->mixed ? PMPI_Win_flush_local_all(win) : MPI_SUCCESS;

@@ -235,6 +235,18 @@ void hmpi_rma_discard(hmpi_win_t *w)
     destroy(w);
 }
 
+int hmpi_rma_below_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                          MPI_Comm comm, MPI_Win *win)
+{
+    MPI_Errhandler old;
+    PMPI_Comm_get_errhandler(comm, &old);
+    PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
+    PMPI_Comm_set_errhandler(comm, old);
+    PMPI_Errhandler_free(&old);
+    return rc;
+}
+
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                    MPI_Win *win)
 {
@@ -263,11 +275,10 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
         hmpi_heap_free(mem);
         return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
     }
-    int rc = PMPI_Win_create(mem, size, disp_unit, info, comm, win);
-    if (rc != MPI_SUCCESS) {
+    if (hmpi_rma_below_create(mem, size, disp_unit, info, comm, win) != MPI_SUCCESS) {
         hmpi_rma_discard(w);
         hmpi_heap_free(mem);
-        return rc;
+        return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
     }
     w->own_mem = mem;
     *(void **)baseptr = mem;

@@ -1,0 +1,309 @@
+/* coll.c: latency of collectives in plain MPI: barrier, bcast, allreduce, reduce,
+ * alltoall, allgather, from 8 B to 4 MiB. Built against the MPI below only; bench/run
+ * starts it under hmpirun, with and without HMPI_DISABLE=1. Rank 0 prints CSV
+ * "test,size,value,unit": value = the median over repetitions of the slowest rank's
+ * mean time per call, in microseconds. Every size is run once and checked first: a
+ * wrong result aborts. Sizes: bytes per rank (bcast, allreduce, reduce: the vector;
+ * alltoall: each block; allgather: each rank's block); reductions are MPI_SUM on doubles. */
+#define _GNU_SOURCE
+#include <mpi.h>
+
+#include <dlfcn.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { T_BARRIER, T_BCAST, T_ALLREDUCE, T_REDUCE, T_ALLTOALL, T_ALLGATHER, NTESTS };
+static const char *const test_name[NTESTS] = {"barrier", "bcast", "allreduce", "reduce",
+                                              "alltoall", "allgather"};
+enum { MAX_SIZES = 64, MAX_REPS = 101 };
+
+typedef struct {
+    unsigned tests;
+    size_t min, max;
+    int factor, reps, iters, quick, help, preinit;
+} opts_t;
+
+static const char usage[] =
+    "usage: coll [options]\n"
+    "  -t, --tests LIST   barrier,bcast,allreduce,reduce,alltoall,allgather (default all)\n"
+    "  -m, --min BYTES    smallest size (default 8)\n"
+    "  -M, --max BYTES    largest size (default 4M; K and M suffixes)\n"
+    "  -f, --factor N     size step (default 2)\n"
+    "  -r, --reps N       repetitions, the median is reported (default 11)\n"
+    "  -i, --iters N      calls per repetition at 8 B (fewer for large sizes; default 200)\n"
+    "  -b, --buffer KIND  heap (malloc'ed after MPI_Init, default) or preinit (before)\n"
+    "  -q, --quick        8 B, 4 KiB, 64 KiB; one repetition of a few calls\n";
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end == 'k' || *end == 'K')
+        v <<= 10;
+    else if (*end == 'm' || *end == 'M')
+        v <<= 20;
+    return (size_t)v;
+}
+
+static int parse(int argc, char **argv, opts_t *o)
+{
+    *o = (opts_t){(1u << NTESTS) - 1, 8, 4 << 20, 2, 11, 200, 0, 0, 0};
+    static const struct option longopts[] = {
+        {"tests", 1, 0, 't'}, {"min", 1, 0, 'm'},   {"max", 1, 0, 'M'},   {"factor", 1, 0, 'f'},
+        {"reps", 1, 0, 'r'},  {"iters", 1, 0, 'i'}, {"buffer", 1, 0, 'b'}, {"quick", 0, 0, 'q'},
+        {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "t:m:M:f:r:i:b:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            o->tests = 0;
+            for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
+                int k = 0;
+                while (k < NTESTS && strcmp(tok, test_name[k]) != 0)
+                    k++;
+                if (k == NTESTS)
+                    return -1;
+                o->tests |= 1u << k;
+            }
+            break;
+        case 'm': o->min = parse_size(optarg); break;
+        case 'M': o->max = parse_size(optarg); break;
+        case 'f': o->factor = atoi(optarg); break;
+        case 'r': o->reps = atoi(optarg); break;
+        case 'i': o->iters = atoi(optarg); break;
+        case 'b':
+            if (strcmp(optarg, "heap") && strcmp(optarg, "preinit"))
+                return -1;
+            o->preinit = strcmp(optarg, "preinit") == 0;
+            break;
+        case 'q': o->quick = 1; break;
+        case 'h': o->help = 1; break;
+        default: return -1;
+        }
+    }
+    if (optind < argc || o->factor < 2 || o->reps < 1 || o->reps > MAX_REPS || o->iters < 1 ||
+        o->min < 1 || o->min > o->max || o->max > ((size_t)1 << 30))
+        return -1;
+    if (o->quick)
+        o->reps = 1, o->iters = 5;
+    return 0;
+}
+
+/* ---- one measurement -------------------------------------------------------------------- */
+
+typedef struct {
+    const opts_t *o;
+    int rank, n;
+    unsigned char *a, *b; /* send and receive: max * n bytes each */
+} ctx_t;
+
+static double fill_value(int rank, size_t i) { return (double)((rank * 7 + (int)(i % 1000)) % 64); }
+
+/* One call of test t at size bytes. */
+static void call(const ctx_t *c, int t, size_t size)
+{
+    int count = (int)size;
+    switch (t) {
+    case T_BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
+    case T_BCAST: MPI_Bcast(c->a, count, MPI_BYTE, 0, MPI_COMM_WORLD); break;
+    case T_ALLREDUCE:
+        MPI_Allreduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    case T_REDUCE:
+        MPI_Reduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        break;
+    case T_ALLTOALL:
+        MPI_Alltoall(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    case T_ALLGATHER:
+        MPI_Allgather(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    }
+}
+
+/* Runs test t at size once with known data and checks the result; aborts when wrong. */
+static void verify(const ctx_t *c, int t, size_t size)
+{
+    int n = c->n, me = c->rank, bad = 0;
+    double *da = (double *)c->a, *db = (double *)c->b;
+    size_t nd = size / 8;
+    switch (t) {
+    case T_BCAST:
+        for (size_t i = 0; i < size; i++)
+            c->a[i] = me == 0 ? (unsigned char)(i * 13 + 1) : 0;
+        break;
+    case T_ALLREDUCE:
+    case T_REDUCE:
+        for (size_t i = 0; i < nd; i++)
+            da[i] = fill_value(me, i), db[i] = -1;
+        break;
+    default:
+        for (size_t i = 0; i < size * (size_t)n; i++)
+            c->a[i] = (unsigned char)(me * 31 + i * 7), c->b[i] = 0;
+        break;
+    }
+    call(c, t, size);
+    switch (t) {
+    case T_BCAST:
+        for (size_t i = 0; i < size; i++)
+            bad += c->a[i] != (unsigned char)(i * 13 + 1);
+        break;
+    case T_ALLREDUCE:
+    case T_REDUCE:
+        for (size_t i = 0; i < nd && (t == T_ALLREDUCE || me == 0); i++) {
+            double want = 0;
+            for (int r = 0; r < n; r++)
+                want += fill_value(r, i);
+            bad += db[i] != want;
+        }
+        break;
+    case T_ALLTOALL: /* block j of mine is block me of rank j's */
+        for (int j = 0; j < n; j++)
+            for (size_t i = 0; i < size; i++)
+                bad += c->b[j * size + i] != (unsigned char)(j * 31 + (me * size + i) * 7);
+        break;
+    case T_ALLGATHER:
+        for (int j = 0; j < n; j++)
+            for (size_t i = 0; i < size; i++)
+                bad += c->b[j * size + i] != (unsigned char)(j * 31 + i * 7);
+        break;
+    }
+    if (bad) {
+        fprintf(stderr, "coll: rank %d: %s at %zu B: %d wrong values\n", me, test_name[t], size, bad);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Median over repetitions of the slowest rank's mean time per call (microseconds). */
+static double measure(const ctx_t *c, int t, size_t size)
+{
+    const opts_t *o = c->o;
+    size_t work = size * (t == T_ALLTOALL || t == T_ALLGATHER ? (size_t)c->n : 1);
+    long iters = o->iters;
+    if (work > 4096)
+        iters = (long)((double)o->iters * 4096.0 / (double)work * 8.0);
+    iters = iters < 3 ? 3 : iters > o->iters ? o->iters : iters;
+    if (o->quick)
+        iters = 5;
+    double v[MAX_REPS];
+    for (int w = 0; w < 2; w++) /* warm up */
+        call(c, t, size);
+    for (int r = 0; r < o->reps; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (long i = 0; i < iters; i++)
+            call(c, t, size);
+        double mine = (MPI_Wtime() - t0) / (double)iters * 1e6, slowest = 0;
+        MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        v[r] = slowest;
+    }
+    qsort(v, (size_t)o->reps, sizeof v[0], cmp_double);
+    return v[o->reps / 2];
+}
+
+/* ---- output ---------------------------------------------------------------------------- */
+
+static void mpi_version(char *out, size_t len)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    MPI_Get_library_version(v, &n);
+    snprintf(out, len, "%.*s", (int)strcspn(v, "\n"), v);
+}
+
+static void hmpi_state(const ctx_t *c, char *out, size_t len)
+{
+    int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "HMPI_Active");
+    int (*shared)(const void *) = (int (*)(const void *))dlsym(RTLD_DEFAULT, "HMPI_Is_shared");
+    if (!active || !shared) {
+        snprintf(out, len, "not loaded");
+        return;
+    }
+    int s = shared(c->a) + shared(c->b);
+    snprintf(out, len, "%s, buffers %s", active() ? "active" : "pass-through",
+             s == 2 ? "in the shared heap" : s == 0 ? "private" : "half shared");
+}
+
+int main(int argc, char **argv)
+{
+    opts_t o;
+    int bad = parse(argc, argv, &o);
+    size_t sizes[MAX_SIZES];
+    int nsizes = 0;
+    if (o.quick) {
+        sizes[0] = 8, sizes[1] = 4096, sizes[2] = 65536, nsizes = 3;
+    } else {
+        for (size_t s = o.min; s <= o.max && nsizes < MAX_SIZES; s *= (size_t)o.factor)
+            sizes[nsizes++] = s;
+    }
+    size_t maxsize = sizes[nsizes - 1] < 8 ? 8 : sizes[nsizes - 1];
+    unsigned char *early[2] = {NULL, NULL};
+    int early_ranks = 64; /* preinit buffers are sized before we know the job: up to 64 ranks */
+    if (!bad && o.preinit) {
+        early[0] = malloc(maxsize * (size_t)early_ranks);
+        early[1] = malloc(maxsize * (size_t)early_ranks);
+    }
+    MPI_Init(&argc, &argv);
+    ctx_t c = {.o = &o};
+    MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c.n);
+    if (!bad && o.preinit && c.n > early_ranks)
+        bad = 1;
+    if (bad || o.help) {
+        if (c.rank == 0)
+            fputs(usage, bad ? stderr : stdout);
+        MPI_Finalize();
+        return bad ? 2 : 0;
+    }
+    c.a = o.preinit ? early[0] : malloc(maxsize * (size_t)c.n);
+    c.b = o.preinit ? early[1] : malloc(maxsize * (size_t)c.n);
+    if (!c.a || !c.b) {
+        fprintf(stderr, "coll: rank %d: cannot allocate 2 x %zu bytes\n", c.rank, maxsize * (size_t)c.n);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memset(c.a, 1, maxsize * (size_t)c.n);
+    memset(c.b, 2, maxsize * (size_t)c.n);
+    if (c.rank == 0) {
+        char version[256], hmpi[96], tests[128] = "";
+        for (int t = 0; t < NTESTS; t++)
+            if (o.tests & 1u << t)
+                snprintf(tests + strlen(tests), sizeof tests - strlen(tests), "%s%s",
+                         tests[0] ? "," : "", test_name[t]);
+        mpi_version(version, sizeof version);
+        hmpi_state(&c, hmpi, sizeof hmpi);
+        printf("# coll: tests=%s sizes=%zu..%zu (%d) reps=%d iters=%d buffer=%s ranks=%d\n",
+               tests, sizes[0], sizes[nsizes - 1], nsizes, o.reps, o.iters,
+               o.preinit ? "preinit" : "heap", c.n);
+        printf("# mpi: %s\n# hmpi: %s\n", version, hmpi);
+        printf("test,size,value,unit\n");
+        fflush(stdout);
+    }
+    for (int t = 0; t < NTESTS; t++) {
+        if (!(o.tests & 1u << t))
+            continue;
+        for (int k = 0; k < (t == T_BARRIER ? 1 : nsizes); k++) {
+            size_t size = t == T_BARRIER ? 0 : sizes[k];
+            if ((t == T_ALLREDUCE || t == T_REDUCE) && size < 8)
+                continue;
+            verify(&c, t, size);
+            double v = measure(&c, t, size);
+            if (c.rank == 0) {
+                printf("%s,%zu,%.6g,us\n", test_name[t], size, v);
+                fflush(stdout);
+            }
+        }
+    }
+    free(c.a);
+    free(c.b);
+    MPI_Finalize();
+    return 0;
+}

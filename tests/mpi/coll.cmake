@@ -1,0 +1,52 @@
+# Collective tests (src/coll): every collective against a reference computed locally.
+# Standard MPI programs: they pass on pure pass-through and on any correct MPI (where
+# they dodge a known bug of the MPI below, the test says which). Each runs at 2, 4 and 8
+# ranks, on the real node and on simulated 2-rank nodes (communicators that span nodes:
+# hierarchical or passed through). Included from tests/mpi/CMakeLists.txt.
+#   coll_bcast      bcast sizes x roots x buffer kinds x layouts; barrier semantics
+#   coll_reduce     reduce/allreduce: every predefined op x type, sizes to 4 MiB, in
+#                   place, user ops (commutative struct, non-commutative matrices)
+#   coll_rs_scan    reduce_scatter(_block), scan, exscan: uneven blocks, in place
+#   coll_gather     gather(v), scatter(v), allgather(v): layouts, gaps, in place
+#   coll_alltoall   alltoall, alltoallv, alltoallw: layouts, uneven blocks, in place
+#   coll_stress     random interleaving with skew on 6 communicators; p2p progress
+#                   inside collectives (a rank in MPI_Ssend to one waiting in them)
+# Variants (the same executables):
+#   .large    HMPI_COLL_INLINE_MAX=0: no slot copies, every payload by address or staged
+#   .fanin    HMPI_COLL_FLAT_MAX=1: barriers fan in to one rank (coll_bcast, coll_stress)
+#   .below    HMPI_DISABLE=1: the MPI below alone
+set(_coll_dir ${CMAKE_CURRENT_LIST_DIR})
+set(_coll_env "")
+if(HMPI_MPI STREQUAL "openmpi")
+  set(_coll_env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+endif()
+set(_coll_tests coll_bcast coll_reduce coll_rs_scan coll_gather coll_alltoall coll_stress)
+
+# coll_variant(name suffix RANKS ... NODE_SIZES ... ENV ...): more runs of name's program.
+function(coll_variant name suffix)
+  cmake_parse_arguments(V "" "" "RANKS;NODE_SIZES;ENV" ${ARGN})
+  foreach(np ${V_RANKS})
+    foreach(ns ${V_NODE_SIZES})
+      set(tname mpi.${name}.${suffix}.np${np})
+      set(env ${_coll_env} ${V_ENV})
+      if(NOT ns EQUAL 0)
+        set(tname ${tname}.ns${ns})
+        list(APPEND env HMPI_NODE_SIZE=${ns})
+      endif()
+      add_test(NAME ${tname}
+        COMMAND ${HMPI_MPIEXEC} ${HMPI_MPIEXEC_FLAGS} -n ${np} $<TARGET_FILE:${name}>)
+      set_tests_properties(${tname} PROPERTIES TIMEOUT 120 LABELS mpi PROCESSORS 2
+        ENVIRONMENT "${env}")
+    endforeach()
+  endforeach()
+endfunction()
+
+foreach(t ${_coll_tests})
+  hmpi_mpi_test(${t} SOURCES ${_coll_dir}/${t}.c RANKS 2 4 8 NODE_SIZES 0 2
+    ENV ${_coll_env} TIMEOUT 120 LIBS m)
+  coll_variant(${t} large RANKS 2 4 8 NODE_SIZES 0 2 ENV HMPI_COLL_INLINE_MAX=0)
+  coll_variant(${t} below RANKS 2 4 8 NODE_SIZES 0 ENV HMPI_DISABLE=1)
+endforeach()
+foreach(t coll_bcast coll_stress)
+  coll_variant(${t} fanin RANKS 4 8 NODE_SIZES 0 2 ENV HMPI_COLL_FLAT_MAX=1)
+endforeach()

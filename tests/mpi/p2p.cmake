@@ -1,0 +1,49 @@
+# Point-to-point tests: the semantics the intra-node engine (src/p2p) must keep.
+# Standard MPI programs: they pass on pure pass-through and on any correct MPI.
+# Each runs at 2, 4 and 8 ranks, on the real node and on simulated 2-rank nodes (so
+# some peers are remote); the ones marked PLAIN also run as unmodified mpicc binaries
+# under hmpirun. Included from tests/mpi/CMakeLists.txt.
+#   p2p_boundaries      sizes at every protocol threshold x buffer kinds x modes
+#   p2p_ordering        non-overtaking per (sender, tag), wildcards, mixed protocols
+#   p2p_storm           seeded random storm: probes, cancels, wildcards, checksums
+#   p2p_errors          error classes, truncation, PROC_NULL, statuses, Request_*
+#   p2p_datatypes       different layouts of one type signature on both sides
+#   p2p_modes           Ssend/Rsend/Bsend, Sendrecv(_replace), persistent, mprobe
+#   p2p_mixed_requests  p2p and collective requests in one Wait*/Test* array
+#   p2p_comms           matching is per communicator; intercommunicators
+#   p2p_threads         MPI_THREAD_MULTIPLE (or FUNNELED) traffic
+set(_p2p_dir ${CMAKE_CURRENT_LIST_DIR})
+set(_p2p_ranks 2 4 8)
+set(_p2p_nodes 0 2)
+# Open MPI refuses to start as root unless told; harmless otherwise.
+set(_p2p_env "")
+if(HMPI_MPI STREQUAL "openmpi")
+  set(_p2p_env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+endif()
+# PLAIN variants preload an uninstrumented libhmpi: not under allocator-owning sanitizers.
+set(_p2p_plain ON)
+if(HMPI_SANITIZE MATCHES "address|thread|memory")
+  set(_p2p_plain OFF)
+endif()
+
+# p2p_test(name TIMEOUT s [PLAIN]): name.c at every rank count and node size, and with
+# PLAIN also as name_plain (plain mpicc, run under hmpirun).
+function(p2p_test name)
+  cmake_parse_arguments(P "PLAIN" "TIMEOUT" "" ${ARGN})
+  hmpi_mpi_test(${name} SOURCES ${_p2p_dir}/${name}.c RANKS ${_p2p_ranks}
+    NODE_SIZES ${_p2p_nodes} ENV ${_p2p_env} TIMEOUT ${P_TIMEOUT} LIBS Threads::Threads)
+  if(P_PLAIN AND _p2p_plain)
+    hmpi_mpi_test(${name}_plain PLAIN SOURCES ${_p2p_dir}/${name}.c RANKS ${_p2p_ranks}
+      NODE_SIZES ${_p2p_nodes} ENV ${_p2p_env} TIMEOUT ${P_TIMEOUT} LIBS Threads::Threads)
+  endif()
+endfunction()
+
+p2p_test(p2p_boundaries     TIMEOUT 120 PLAIN)
+p2p_test(p2p_ordering       TIMEOUT 120 PLAIN)
+p2p_test(p2p_storm          TIMEOUT 120 PLAIN)
+p2p_test(p2p_errors         TIMEOUT 60)
+p2p_test(p2p_datatypes      TIMEOUT 60)
+p2p_test(p2p_modes          TIMEOUT 90)
+p2p_test(p2p_mixed_requests TIMEOUT 90)
+p2p_test(p2p_comms          TIMEOUT 90)
+p2p_test(p2p_threads        TIMEOUT 90)

@@ -1,0 +1,62 @@
+# RMA tests (src/rma): MPI-3 one-sided semantics that must hold on any correct MPI, so
+# each also runs with HMPI_DISABLE=1 (the MPI below alone). Every program runs at 2, 4
+# and 8 ranks, on the real node and on simulated 2-rank nodes (windows spanning nodes:
+# local targets direct, remote ones through the below's window). Included from
+# tests/mpi/CMakeLists.txt.
+#   rma_ops      every operation x every synchronization mode x every kind of window
+#                memory (MPI-allocated, heap, pre-init malloc, global, stack, dynamic),
+#                derived datatypes on both sides, attributes
+#   rma_atomic   accumulate atomicity under contention: SUM counters, fetch_and_op
+#                tickets, a compare_and_swap mutex, on heap and on private memory
+#   rma_shared   MPI_Win_allocate_shared / MPI_Win_shared_query: layout, addresses,
+#                stores through one rank's pointer read through another's, empty
+#                segments, one process, alloc_shared_noncontig
+#   rma_halo     a halo exchange in fence, PSCW, lock_all and load/store (MPI SHM) modes
+#   rma_errors   epoch misuse raises MPI_ERR_RMA_SYNC through the window's handler
+# The _nocma variants forbid process_vm_readv/writev (HMPI_CMA=0): windows over private
+# memory then go through the MPI below, and their synchronization with them.
+set(_rma_dir ${CMAKE_CURRENT_LIST_DIR})
+set(_rma_env "")
+if(HMPI_MPI STREQUAL "openmpi")
+  set(_rma_env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+endif()
+
+# rma_test(name TIMEOUT s [NOCMA] [ARGS a...] [BELOW_ARGS b...] [ENV k=v...]): name.c with HMPI on the
+# real node and on 2-rank simulated nodes, and with HMPI_DISABLE=1. BELOW_ARGS (a lighter
+# load) replace ARGS in the variants where operations go through the MPI below, whose
+# every operation waits for the target's progress on oversubscribed cores.
+function(rma_test name)
+  cmake_parse_arguments(R "NOCMA" "TIMEOUT" "ARGS;BELOW_ARGS;ENV" ${ARGN})
+  set(_rma_env ${_rma_env} ${R_ENV})
+  if(NOT R_BELOW_ARGS)
+    set(R_BELOW_ARGS ${R_ARGS})
+  endif()
+  if(R_BELOW_ARGS STREQUAL R_ARGS)
+    hmpi_mpi_test(${name} SOURCES ${_rma_dir}/${name}.c RANKS 2 4 8 NODE_SIZES 0 2
+      ENV ${_rma_env} TIMEOUT ${R_TIMEOUT} ARGS ${R_ARGS})
+  else()
+    hmpi_mpi_test(${name} SOURCES ${_rma_dir}/${name}.c RANKS 2 4 8
+      ENV ${_rma_env} TIMEOUT ${R_TIMEOUT} ARGS ${R_ARGS})
+    hmpi_mpi_test(${name}_nodes SOURCES ${_rma_dir}/${name}.c RANKS 2 4 8 NODE_SIZES 2
+      ENV ${_rma_env} TIMEOUT ${R_TIMEOUT} ARGS ${R_BELOW_ARGS})
+  endif()
+  hmpi_mpi_test(${name}_disabled SOURCES ${_rma_dir}/${name}.c RANKS 2 4 8
+    ENV ${_rma_env} HMPI_DISABLE=1 TIMEOUT ${R_TIMEOUT} ARGS ${R_BELOW_ARGS})
+  if(R_NOCMA)
+    hmpi_mpi_test(${name}_nocma SOURCES ${_rma_dir}/${name}.c RANKS 2 4
+      ENV ${_rma_env} HMPI_CMA=0 TIMEOUT ${R_TIMEOUT} ARGS ${R_BELOW_ARGS})
+  endif()
+endfunction()
+
+rma_test(rma_ops    TIMEOUT 120 NOCMA)
+# Open MPI 4.1.4's osc/rdma crashes (SIGSEGV in the next synchronization) after an 8-byte
+# MPI_Compare_and_swap, without HMPI too (docs/rma.md); its osc/ucx takes minutes
+# here: sm and pt2pt carry this test.
+set(_rma_atomic_env "")
+if(HMPI_MPI STREQUAL "openmpi")
+  set(_rma_atomic_env OMPI_MCA_osc=sm,pt2pt)
+endif()
+rma_test(rma_atomic TIMEOUT 120 NOCMA ARGS 10000 BELOW_ARGS 1000 ENV ${_rma_atomic_env})
+rma_test(rma_shared TIMEOUT 120)
+rma_test(rma_halo   TIMEOUT 120)
+rma_test(rma_errors TIMEOUT 60)

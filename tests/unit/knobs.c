@@ -1,0 +1,253 @@
+/* knobs.c: the HMPI_* knob table and its strict parser. Sizes with K/M/G/T suffixes,
+ * ranges, garbage, signs, empty values; hmpi_knobs_load with a bad environment value
+ * fails and says which knob (stderr captured through a pipe). No MPI calls. */
+#include "../check.h"
+#include "common/knobs.h"
+#include "common/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+static const hmpi_knob_info_t *knob(const char *name)
+{
+    for (int i = 0; i < hmpi_knob_count; i++)
+        if (strcmp(hmpi_knob_table[i].name, name) == 0)
+            return &hmpi_knob_table[i];
+    CHECK(0, "knob %s is not in the table", name);
+    return NULL;
+}
+
+#define SENTINEL (-777LL)
+
+static void accepts(const char *name, const char *text, long long want)
+{
+    long long v = SENTINEL;
+    int rc = hmpi_knob_parse(knob(name), text, &v);
+    CHECK(rc == 0 && v == want, "HMPI_%s='%s': rc %d, value %lld, want %lld", name, text, rc, v,
+          want);
+}
+
+static void rejects(const char *name, const char *text)
+{
+    long long v = SENTINEL;
+    int rc = hmpi_knob_parse(knob(name), text, &v);
+    CHECK(rc == -1 && v == SENTINEL, "HMPI_%s='%s' accepted (rc %d, value %lld)", name, text,
+          rc, v);
+}
+
+static void test_parse(void)
+{
+    const long long K = 1024, M = K * K, G = M * K, T = G * K;
+    /* SIZE, range 64M..1T */
+    accepts("HEAP_SIZE", "64M", 64 * M);
+    accepts("HEAP_SIZE", "67108864", 64 * M);
+    accepts("HEAP_SIZE", "65536K", 64 * M);
+    accepts("HEAP_SIZE", "65536k", 64 * M);
+    accepts("HEAP_SIZE", "1G", G);
+    accepts("HEAP_SIZE", "1g", G);
+    accepts("HEAP_SIZE", "32G", 32 * G);
+    accepts("HEAP_SIZE", "1T", T);
+    accepts("HEAP_SIZE", "1024G", T);
+    accepts("HEAP_SIZE", "64MiB", 64 * M);
+    accepts("HEAP_SIZE", "64MB", 64 * M);
+    accepts("HEAP_SIZE", "64Mi", 64 * M);
+    accepts("HEAP_SIZE", "0100M", 100 * M); /* decimal, not octal */
+    rejects("HEAP_SIZE", "63M");            /* below the minimum */
+    rejects("HEAP_SIZE", "67108863");
+    rejects("HEAP_SIZE", "1025G");          /* above the maximum */
+    rejects("HEAP_SIZE", "2T");
+    rejects("HEAP_SIZE", "0");
+    rejects("HEAP_SIZE", "abc");
+    rejects("HEAP_SIZE", "");
+    rejects("HEAP_SIZE", "-1");
+    rejects("HEAP_SIZE", "-64M");
+    rejects("HEAP_SIZE", "+64M");
+    rejects("HEAP_SIZE", " 64M");
+    rejects("HEAP_SIZE", "64M ");
+    rejects("HEAP_SIZE", "64 M");
+    rejects("HEAP_SIZE", "64X");
+    rejects("HEAP_SIZE", "64MX");
+    rejects("HEAP_SIZE", "64MiBB");
+    rejects("HEAP_SIZE", "64iB");
+    rejects("HEAP_SIZE", "M");
+    rejects("HEAP_SIZE", "1.5G");
+    rejects("HEAP_SIZE", "0x4000000");
+    rejects("HEAP_SIZE", "1e9");
+    rejects("HEAP_SIZE", "99999999999999999999");   /* overflows 64 bits */
+    rejects("HEAP_SIZE", "18446744073709551615");   /* 2^64-1 */
+    rejects("HEAP_SIZE", "9223372036854775807G");   /* overflows with the suffix */
+    rejects("HEAP_SIZE", "16777216T");              /* 2^64: overflows exactly */
+    /* SIZE, range 0..1T */
+    accepts("SHM_MIN_FREE", "0", 0);
+    accepts("SHM_MIN_FREE", "0K", 0);
+    accepts("SHM_MIN_FREE", "4k", 4 * K);
+    accepts("SHM_MIN_FREE", "1t", T);
+    accepts("SHM_MIN_FREE", "1", 1);
+    rejects("SHM_MIN_FREE", "1T1");
+    rejects("SHM_MIN_FREE", "1TT");
+    /* INT, range 0..2^20, no suffixes */
+    accepts("NODE_SIZE", "0", 0);
+    accepts("NODE_SIZE", "4", 4);
+    accepts("NODE_SIZE", "1048576", 1 << 20);
+    rejects("NODE_SIZE", "1048577");
+    rejects("NODE_SIZE", "-1");
+    rejects("NODE_SIZE", "4K");
+    rejects("NODE_SIZE", "2.0");
+    rejects("NODE_SIZE", "");
+    rejects("NODE_SIZE", "two");
+    /* BOOL */
+    accepts("DISABLE", "0", 0);
+    accepts("DISABLE", "1", 1);
+    rejects("DISABLE", "2");
+    rejects("DISABLE", "yes");
+    rejects("DISABLE", "true");
+    rejects("DISABLE", "-0");
+    rejects("DISABLE", "");
+    /* INT 0..2 */
+    accepts("VERBOSE", "2", 2);
+    rejects("VERBOSE", "3");
+    /* STR is not a number */
+    rejects("SHM_DIR", "/dev/shm");
+}
+
+/* The table itself: names are upper case, every default is valid, ranges are sane. */
+static void test_table(void)
+{
+    CHECK(hmpi_knob_count >= 7, "only %d knobs", hmpi_knob_count);
+    for (int i = 0; i < hmpi_knob_count; i++) {
+        const hmpi_knob_info_t *k = &hmpi_knob_table[i];
+        CHECK(k->name && k->name[0] && strspn(k->name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                                           strlen(k->name),
+              "knob %d has a bad name '%s'", i, k->name ? k->name : "(null)");
+        CHECK(k->doc && strlen(k->doc) > 10, "knob %s has no doc string", k->name);
+        CHECK(k->def != NULL, "knob %s has no default", k->name);
+        for (int j = 0; j < i; j++)
+            CHECK(strcmp(k->name, hmpi_knob_table[j].name) != 0, "knob %s twice", k->name);
+        if (k->type == HMPI_KNOB_STR) {
+            CHECK(k->def[0] != '\0', "string knob %s has an empty default", k->name);
+            continue;
+        }
+        long long v = SENTINEL;
+        CHECK(k->min <= k->max, "knob %s: min %lld > max %lld", k->name, k->min, k->max);
+        CHECK(hmpi_knob_parse(k, k->def, &v) == 0 && v >= k->min && v <= k->max,
+              "knob %s: its default '%s' does not parse", k->name, k->def);
+        if (k->type == HMPI_KNOB_BOOL)
+            CHECK(k->min == 0 && k->max == 1, "bool knob %s ranges %lld..%lld", k->name, k->min,
+                  k->max);
+    }
+}
+
+static void clear_env(void)
+{
+    for (int i = 0; i < hmpi_knob_count; i++) {
+        char env[64];
+        snprintf(env, sizeof env, "HMPI_%s", hmpi_knob_table[i].name);
+        unsetenv(env);
+    }
+}
+
+/* Runs hmpi_knobs_load with stderr going into buf; returns its result. */
+static int load_capturing(char *buf, size_t len)
+{
+    int fds[2];
+    CHECK(pipe(fds) == 0, "pipe: %s", strerror(errno));
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    CHECK(saved >= 0 && dup2(fds[1], STDERR_FILENO) == STDERR_FILENO, "dup2");
+    close(fds[1]);
+    int rc = hmpi_knobs_load();
+    fflush(stderr);
+    CHECK(dup2(saved, STDERR_FILENO) == STDERR_FILENO, "restoring stderr");
+    close(saved);
+    size_t got = 0;
+    ssize_t n;
+    while (got + 1 < len && (n = read(fds[0], buf + got, len - 1 - got)) > 0)
+        got += (size_t)n;
+    buf[got] = '\0';
+    close(fds[0]);
+    return rc;
+}
+
+static void expect_bad(const char *env, const char *value, const char *text1, const char *text2)
+{
+    char out[4096];
+    clear_env();
+    CHECK(setenv(env, value, 1) == 0, "setenv");
+    int rc = load_capturing(out, sizeof out);
+    CHECK(rc == -1, "%s='%s' loaded with rc %d", env, value, rc);
+    CHECK(strstr(out, text1) != NULL, "%s='%s': message lacks \"%s\": [%s]", env, value, text1,
+          out);
+    CHECK(text2 == NULL || strstr(out, text2) != NULL,
+          "%s='%s': message lacks \"%s\": [%s]", env, value, text2, out);
+    CHECK(strncmp(out, "hmpi: error: ", 13) == 0, "message is not an hmpi error line: [%s]", out);
+    CHECK(out[strlen(out) - 1] == '\n' && strchr(out, '\n') == out + strlen(out) - 1,
+          "one bad knob must give exactly one line: [%s]", out);
+}
+
+static void test_load(void)
+{
+    char out[4096];
+    hmpi_log_rank = -1;
+
+    /* Defaults, and nothing said. */
+    clear_env();
+    CHECK(load_capturing(out, sizeof out) == 0, "defaults do not load: [%s]", out);
+    CHECK(out[0] == '\0', "loading the defaults printed [%s]", out);
+    CHECK(hmpi_knobs.DISABLE == 0 && hmpi_knobs.NODE_SIZE == 0 && hmpi_knobs.STATS == 0 &&
+              hmpi_knobs.VERBOSE == 0,
+          "default flags");
+    CHECK(hmpi_knobs.HEAP_SIZE == 32LL << 30, "default HEAP_SIZE %lld", hmpi_knobs.HEAP_SIZE);
+    CHECK(hmpi_knobs.SHM_MIN_FREE == 64LL << 20, "default SHM_MIN_FREE %lld",
+          hmpi_knobs.SHM_MIN_FREE);
+    CHECK(strcmp(hmpi_knobs.SHM_DIR, "/dev/shm") == 0, "default SHM_DIR '%s'", hmpi_knobs.SHM_DIR);
+
+    /* Good values from the environment. */
+    clear_env();
+    setenv("HMPI_HEAP_SIZE", "1G", 1);
+    setenv("HMPI_NODE_SIZE", "3", 1);
+    setenv("HMPI_SHM_DIR", "/tmp/x", 1);
+    setenv("HMPI_DISABLE", "1", 1);
+    CHECK(load_capturing(out, sizeof out) == 0 && out[0] == '\0', "good values: [%s]", out);
+    CHECK(hmpi_knobs.HEAP_SIZE == 1LL << 30 && hmpi_knobs.NODE_SIZE == 3 &&
+              hmpi_knobs.DISABLE == 1 && strcmp(hmpi_knobs.SHM_DIR, "/tmp/x") == 0,
+          "values from the environment not loaded");
+
+    /* Bad values: -1 and one line naming the knob, the value and the range. */
+    expect_bad("HMPI_HEAP_SIZE", "abc", "HMPI_HEAP_SIZE='abc' is not valid",
+               "a size in bytes from 67108864 to 1099511627776");
+    expect_bad("HMPI_HEAP_SIZE", "2T", "HMPI_HEAP_SIZE='2T' is not valid", NULL);
+    expect_bad("HMPI_HEAP_SIZE", "", "HMPI_HEAP_SIZE='' is not valid", NULL);
+    expect_bad("HMPI_NODE_SIZE", "-1", "HMPI_NODE_SIZE='-1' is not valid",
+               "an integer from 0 to 1048576");
+    expect_bad("HMPI_DISABLE", "yes", "HMPI_DISABLE='yes' is not valid", "0 or 1");
+    expect_bad("HMPI_SHM_DIR", "", "HMPI_SHM_DIR='' is not valid", NULL);
+
+    /* With the world rank known, the line says it. */
+    hmpi_log_rank = 5;
+    clear_env();
+    setenv("HMPI_VERBOSE", "9", 1);
+    CHECK(load_capturing(out, sizeof out) == -1, "HMPI_VERBOSE=9 loaded");
+    const char *want = "hmpi[5]: error: HMPI_VERBOSE='9' is not valid";
+    CHECK(strncmp(out, want, strlen(want)) == 0, "message with rank: [%s]", out);
+    hmpi_log_rank = -1;
+
+    /* Two bad knobs: both are named. */
+    clear_env();
+    setenv("HMPI_HEAP_SIZE", "1Q", 1);
+    setenv("HMPI_STATS", "on", 1);
+    CHECK(load_capturing(out, sizeof out) == -1, "two bad knobs loaded");
+    CHECK(strstr(out, "HMPI_HEAP_SIZE='1Q'") && strstr(out, "HMPI_STATS='on'"),
+          "not both bad knobs named: [%s]", out);
+    clear_env();
+}
+
+int main(void)
+{
+    test_parse();
+    test_table();
+    test_load();
+    printf("knobs: ok (%d knobs)\n", hmpi_knob_count);
+    return 0;
+}
