@@ -23,6 +23,7 @@
 
 #include <dlfcn.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +38,9 @@ static const size_t SKEW_SIZE = 256 * KiB;
 
 static struct {
     int quick, reps;
-    size_t max;
-    char only[64]; /* run tests whose name starts with this */
-} opt = {0, 5, 1 * MiB, ""};
+    size_t min, max; /* lat_* and bw_* sizes: min, min*8, ..., max */
+    char only[64];   /* run tests whose name starts with this */
+} opt = {0, 5, 8, 1 * MiB, ""};
 
 static int wrank, wsize;
 static MPI_Comm pair = MPI_COMM_NULL; /* ranks 0 and 1 */
@@ -211,7 +212,7 @@ static void latency_bandwidth(void)
                         MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, p.win);
                     size_t sizes[24];
                     int nsizes = 0;
-                    for (size_t size = 8; size < opt.max; size *= opt.quick ? 64 : 8)
+                    for (size_t size = opt.min; size < opt.max; size *= opt.quick ? 64 : 8)
                         sizes[nsizes++] = size;
                     sizes[nsizes++] = opt.max;
                     for (int i = 0; i < nsizes; i++) {
@@ -455,7 +456,7 @@ static void header(void)
             *c = ' ';
     int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "HMPI_Active");
     if (wrank == 0) {
-        printf("# rma: reps=%d max=%zu ranks=%d%s%s\n", opt.reps, opt.max, wsize,
+        printf("# rma: reps=%d min=%zu max=%zu ranks=%d%s%s\n", opt.reps, opt.min, opt.max, wsize,
                opt.quick ? " quick" : "", opt.only[0] ? " only=" : "");
         if (opt.only[0])
             printf("# only tests starting with %s\n", opt.only);
@@ -468,22 +469,25 @@ static void header(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: rma [--quick] [--reps N] [--max BYTES] [--only PREFIX]\n");
+    fprintf(stderr, "usage: rma [--quick] [--reps N] [--min BYTES] [--max BYTES] "
+                    "[--only PREFIX]\n");
 }
 
 int main(int argc, char **argv)
 {
     static const struct option longs[] = {{"quick", no_argument, 0, 'q'},
                                           {"reps", required_argument, 0, 'r'},
+                                          {"min", required_argument, 0, 'n'},
                                           {"max", required_argument, 0, 'm'},
                                           {"only", required_argument, 0, 'o'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c, bad = 0;
-    while ((c = getopt_long(argc, argv, "qr:m:o:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qr:n:m:o:h", longs, NULL)) != -1) {
         switch (c) {
         case 'q': opt.quick = 1; break;
         case 'r': opt.reps = atoi(optarg); break;
+        case 'n': opt.min = strtoull(optarg, NULL, 0); break;
         case 'm': opt.max = strtoull(optarg, NULL, 0); break;
         case 'o': snprintf(opt.only, sizeof opt.only, "%s", optarg); break;
         default: bad = 1;
@@ -496,10 +500,12 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    if (bad || opt.reps < 1 || opt.reps > MAX_REPS || opt.max < 8 || wsize < 2) {
+    if (bad || opt.reps < 1 || opt.reps > MAX_REPS || opt.min < 1 || opt.max < opt.min ||
+        opt.max > INT_MAX || wsize < 2) {
         if (wrank == 0) {
             usage();
-            fprintf(stderr, "rma: needs 2 ranks or more, 1..%d reps, max >= 8\n", MAX_REPS);
+            fprintf(stderr, "rma: needs 2 ranks or more, 1..%d reps, 1 <= min <= max < 2 GiB\n",
+                    MAX_REPS);
         }
         MPI_Finalize();
         return 2;

@@ -43,13 +43,18 @@ typedef struct {
     double comm;             /* seconds in exchanges during the last transform */
 } fft_t;
 
+enum { TILE = 32 }; /* transposes go tile by tile: 32 x 32 points (16 KiB) stay in L1 */
+
 /* The block for rank q in the forward transpose: a[.][q*ly ..] read down the rows, so
  * that the receiver writes whole runs: out[j][i] = a[i][q*ly + j]. */
 static void pack_fwd(const fft_t *f, int q, fftw_complex *out)
 {
-    for (int j = 0; j < f->ly; j++)
-        for (int i = 0; i < f->lx; i++)
-            out[(size_t)j * f->lx + i] = f->a[(size_t)i * f->ny + (size_t)q * f->ly + j];
+    const fftw_complex *src = f->a + (size_t)q * f->ly;
+    for (int i0 = 0; i0 < f->lx; i0 += TILE)
+        for (int j0 = 0; j0 < f->ly; j0 += TILE)
+            for (int i = i0; i < i0 + TILE && i < f->lx; i++)
+                for (int j = j0; j < j0 + TILE && j < f->ly; j++)
+                    out[(size_t)j * f->lx + i] = src[(size_t)i * f->ny + j];
 }
 
 /* The block from rank p: b[j][p*lx + i] = in[j][i]. */
@@ -63,9 +68,12 @@ static void unpack_fwd(fft_t *f, int p, const fftw_complex *in)
 /* Backward transpose: out[i][j] = b[j][q*lx + i]; a[i][p*ly + j] = in[i][j]. */
 static void pack_bwd(const fft_t *f, int q, fftw_complex *out)
 {
-    for (int i = 0; i < f->lx; i++)
-        for (int j = 0; j < f->ly; j++)
-            out[(size_t)i * f->ly + j] = f->b[(size_t)j * f->nx + (size_t)q * f->lx + i];
+    const fftw_complex *src = f->b + (size_t)q * f->lx;
+    for (int j0 = 0; j0 < f->ly; j0 += TILE)
+        for (int i0 = 0; i0 < f->lx; i0 += TILE)
+            for (int j = j0; j < j0 + TILE && j < f->ly; j++)
+                for (int i = i0; i < i0 + TILE && i < f->lx; i++)
+                    out[(size_t)i * f->ly + j] = src[(size_t)j * f->nx + i];
 }
 
 static void unpack_bwd(fft_t *f, int p, const fftw_complex *in)

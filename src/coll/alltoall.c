@@ -72,7 +72,8 @@ static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, c
         }
     }
     h->table = 0;
-    if (uniform && total > t->cap && n > 1) {
+    /* Everybody reads everybody's blocks anyway: where they lie, when they all can be. */
+    if (uniform && n > 1) {
         /* alltoall from a heap buffer: block i at addr + i * aux, no table */
         hmpi_coll_layout_t l;
         side_layout(sd, 0, &l);
@@ -82,7 +83,7 @@ static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, c
         return 1;
     }
     hmpi_coll_area_t a = {h->data, t->cap, 0};
-    int all_inline = tb + 16 + total <= t->cap;
+    int all_inline = tb + 16 + total <= t->cap && staged > 0;
     hmpi_coll_blk_t *tab = hmpi_coll_take(&a, tb, 0, 16);
     hmpi_coll_area_t sc = a;
     if (!all_inline && (staged > 0 || !tab)) {
@@ -125,14 +126,6 @@ static int alltoall_team(hmpi_coll_team_t *t, side_t *sd, side_t *rv, int inplac
     hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
     int direct = expose_blocks(t, e, h, sd, inplace, &err);
     hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
-    if (!inplace) {
-        hmpi_coll_layout_t sl, rl;
-        side_layout(sd, me, &sl);
-        side_layout(rv, me, &rl);
-        int err2 = hmpi_coll_move(side_buf(rv, me), side_count(rv, me), side_type(rv, me), &rl,
-                                  side_buf(sd, me), side_count(sd, me), side_type(sd, me), &sl);
-        err = err != MPI_SUCCESS ? err : err2;
-    }
     for (int k = 1; k < n; k++) {
         int i = (me + k) % n;
         hmpi_coll_wait(t, i, e, HMPI_COLL_ARRIVED);
@@ -145,6 +138,16 @@ static int alltoall_team(hmpi_coll_team_t *t, side_t *sd, side_t *rv, int inplac
     }
     hmpi_coll_seen(t, e);
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    /* our own block last, after DONE: it touches no peer's memory, and the peers whose
+     * buffers we read may go on meanwhile */
+    if (!inplace) {
+        hmpi_coll_layout_t sl, rl;
+        side_layout(sd, me, &sl);
+        side_layout(rv, me, &rl);
+        int err2 = hmpi_coll_move(side_buf(rv, me), side_count(rv, me), side_type(rv, me), &rl,
+                                  side_buf(sd, me), side_count(sd, me), side_type(sd, me), &sl);
+        err = err != MPI_SUCCESS ? err : err2;
+    }
     if (direct)
         hmpi_coll_wait_all(t, e, HMPI_COLL_DONE);
     return err;

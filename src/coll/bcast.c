@@ -1,13 +1,58 @@
 /* bcast.c: MPI_Bcast. On a node every member copies straight from the root: small data
  * from the root's slot (the root returns at once), a heap buffer from the buffer itself
- * (the root waits until all copied), anything else from the root's scratch while the
- * root is still filling it (pipelined by a progress counter). Across nodes: the root's
- * node first, then the leaders with the MPI below, then the other nodes. */
+ * (the root, which would only wait, copies chunks into the readers' heap buffers too),
+ * anything else from the root's scratch while the root is still filling it (pipelined
+ * by a progress counter). Across nodes: the root's node first, then the leaders with
+ * the MPI below, then the other nodes. */
 #include "coll.h"
 #include "../common/knobs.h"
 #include "../mpi/errors.h"
 
 #include <string.h>
+
+/* Shared copy of a large broadcast from the root's heap buffer into a reader's heap buffer.
+ * The reader publishes its destination (addr, bytes) and, in its half's inline data,
+ * two counters it zeroes before MID (release): `next`, the next chunk to copy, claimed
+ * by fetch_add by the reader and the root alike, and `done`, chunks copied (release
+ * after each copy). The reader publishes DONE once done reaches the chunk count
+ * (acquire), so the root's copies are complete when it does. */
+typedef struct {
+    _Atomic uint64_t next, done;
+} share_t;
+
+static_assert(sizeof(share_t) <= sizeof(((hmpi_coll_half_t *)0)->data), "in the header line");
+
+enum { SHARE_CHUNK = 64 << 10 };
+
+/* Copies claimed chunks from src into the reader's destination until none is left. */
+static void share_copy(share_t *sh, unsigned char *dst, const unsigned char *src, size_t bytes)
+{
+    uint64_t nchunks = (bytes + SHARE_CHUNK - 1) / SHARE_CHUNK;
+    for (;;) {
+        uint64_t c = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
+        if (c >= nchunks)
+            return;
+        size_t off = (size_t)c * SHARE_CHUNK, k = bytes - off < SHARE_CHUNK ? bytes - off : SHARE_CHUNK;
+        memcpy(dst + off, src + off, k);
+        atomic_fetch_add_explicit(&sh->done, 1, memory_order_release);
+    }
+}
+
+/* The root helps every reader that shares its copy (MID), then waits for them all. */
+static void root_help(hmpi_coll_team_t *t, uint64_t e, const unsigned char *src, size_t bytes,
+                      int only)
+{
+    for (int k = 1; k < t->n; k++) {
+        int r = (t->me + k) % t->n;
+        if (only >= 0 && r != only)
+            continue;
+        hmpi_coll_wait(t, r, e, HMPI_COLL_MID);
+        hmpi_coll_half_t *hr = hmpi_coll_half(t, r, e);
+        if (atomic_load_explicit(&hr->state, memory_order_acquire) ==
+            hmpi_coll_state(e, HMPI_COLL_MID))
+            share_copy((share_t *)hr->data, (unsigned char *)(uintptr_t)hr->addr, src, bytes);
+    }
+}
 
 /* The root publishes addr, bytes and progress (bytes readable so far); see coll.h. */
 static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
@@ -27,6 +72,7 @@ static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
         h->addr = (uintptr_t)hmpi_coll_at(buf, l->lo);
         atomic_store_explicit(&h->progress, l->size, memory_order_relaxed);
         hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        root_help(t, e, hmpi_coll_at(buf, l->lo), l->size, only);
         if (only >= 0)
             hmpi_coll_wait(t, only, e, HMPI_COLL_DONE);
         else
@@ -77,6 +123,19 @@ static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count,
     int err = MPI_SUCCESS;
     if (bytes > l->size) {
         err = MPI_ERR_TRUNCATE;
+    } else if (bytes > t->cap && atomic_load_explicit(&h->progress, memory_order_acquire) == bytes &&
+               hmpi_coll_direct(buf, l) && h->addr != (uintptr_t)h->data) {
+        /* the root's heap buffer, whole: share the copy with the root */
+        hmpi_coll_half_t *mine = hmpi_coll_claim(t, e);
+        share_t *sh = (share_t *)mine->data;
+        unsigned char *dst = hmpi_coll_at(buf, l->lo);
+        mine->addr = (uintptr_t)dst;
+        mine->bytes = bytes;
+        atomic_store_explicit(&sh->next, 0, memory_order_relaxed);
+        atomic_store_explicit(&sh->done, 0, memory_order_relaxed);
+        hmpi_coll_publish(t, e, HMPI_COLL_MID);
+        share_copy(sh, dst, src, bytes);
+        hmpi_coll_wait_slow(&sh->done, (bytes + SHARE_CHUNK - 1) / SHARE_CHUNK);
     } else if (l->contig) {
         unsigned char *dst = hmpi_coll_at(buf, l->lo);
         for (size_t got = 0; got < bytes;) {

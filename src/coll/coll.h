@@ -34,8 +34,12 @@
  *            inline data) for this epoch; they stay valid until the owner begins the
  *            epoch after next in the same half.
  *   MID      the owner finished the first step of a two-step algorithm (sliced
- *            allreduce: its result slice is complete).
+ *            allreduce: its result slice is complete; a bcast reader: it published
+ *            its destination and a chunk counter the root may help with, bcast.c).
  *   DONE     the owner will not touch other members' memory for this epoch again.
+ *            Publishing anything of epoch e+1 implies DONE(e): an epoch nobody waits
+ *            DONE of (the small allreduce) ends at ARRIVED, which saves the store, and
+ *            the claims below accept either sign.
  * A reader of member i's fields for epoch e first waits for state_i >= ARRIVED(e)
  * (acquire), which orders the owner's plain stores of the fields before its reads.
  * Any state >= X counts as X: the next epochs only ever raise the value.
@@ -47,8 +51,8 @@
  *    all-member wait (all >= ARRIVED(e) means all finished e-1), and checked only
  *    when it is too old. Consecutive collectives that wait for everybody never load a
  *    peer's line to claim.
- *  - claim_full: the scratch buffer and the progress counter are not doubled, so
- *    writing them needs every member to have finished epoch e-1.
+ *  - claim_full: the scratch buffer is not doubled, so writing it needs every member
+ *    to have finished the epoch it was last used in (hmpi_coll_scratch).
  *  - a member whose user buffer is read or written by others (published by address)
  *    waits for those readers to reach DONE(e) before it returns; data copied into its
  *    slot or scratch needs no such wait (the claims protect it).
@@ -96,6 +100,7 @@ typedef struct {
     int *rank_of;             /* [n] comm rank of each member */
     void *scratch;            /* this rank's shared scratch (grows, kept) */
     size_t scratch_len;
+    uint64_t scratch_used;    /* the last epoch it was handed out in (0: never) */
 } hmpi_coll_team_t;
 
 /* Per communicator (hmpi_comm_t.coll): made at the first collective call. */
@@ -106,6 +111,10 @@ typedef struct {
     hmpi_coll_team_t team;
     MPI_Comm leaders;         /* HIER: one rank per node (MPI_COMM_NULL elsewhere) */
     int *leader_of;           /* HIER: [comm size] leaders-comm rank of each member's leader */
+    int nleaders;             /* HIER: nodes; members listed node after node ("node-major"): */
+    int *node_count;          /* [nleaders] members of each node */
+    int *node_first;          /* [nleaders] where each node's members start */
+    int *pos_of;              /* [comm size] each member's place */
     void *my_slot;            /* this rank's slot (freed at teardown) */
 } hmpi_coll_comm_t;
 
@@ -142,10 +151,23 @@ static inline void hmpi_coll_wait(const hmpi_coll_team_t *t, int i, uint64_t e, 
         hmpi_coll_wait_slow(&h->state, want);
 }
 
-/* Waits for every other member (raises seen_done accordingly). */
-void hmpi_coll_wait_all(hmpi_coll_team_t *t, uint64_t e, int phase);
 /* Waits for members [lo, hi) other than this rank. */
-void hmpi_coll_wait_range(hmpi_coll_team_t *t, int lo, int hi, uint64_t e, int phase);
+static inline void hmpi_coll_wait_range(hmpi_coll_team_t *t, int lo, int hi, uint64_t e, int phase)
+{
+    for (int i = lo; i < hi; i++)
+        if (i != t->me)
+            hmpi_coll_wait(t, i, e, phase);
+}
+
+/* Waits for every other member (raises seen_done accordingly: everybody reached e, so
+ * everybody finished e-1, and e itself when the phase is DONE). */
+static inline void hmpi_coll_wait_all(hmpi_coll_team_t *t, uint64_t e, int phase)
+{
+    hmpi_coll_wait_range(t, 0, t->n, e, phase);
+    uint64_t done = phase == HMPI_COLL_DONE ? e : e - 1;
+    if (t->seen_done < done)
+        t->seen_done = done;
+}
 
 static inline void hmpi_coll_publish(hmpi_coll_team_t *t, uint64_t e, int phase)
 {
@@ -153,7 +175,9 @@ static inline void hmpi_coll_publish(hmpi_coll_team_t *t, uint64_t e, int phase)
                           memory_order_release);
 }
 
-void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e); /* seen_done >= e */
+/* Waits until every member finished epoch e (DONE(e), or any state of e+1); then
+ * seen_done >= e. */
+void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e);
 
 /* This rank saw every member reach epoch e (ARRIVED): they all finished e-1. */
 static inline void hmpi_coll_seen(hmpi_coll_team_t *t, uint64_t e)
@@ -250,6 +274,21 @@ int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype
  * the root. One epoch. */
 int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype type, MPI_Op op, int root);
+/* Gathers every member's (sendbuf, scount, stype) as packed bytes into root's buf, block
+ * i at i * bytes (bytes each). One epoch. */
+int hmpi_coll_team_gather_bytes(hmpi_coll_team_t *t, const void *sendbuf, int scount,
+                                MPI_Datatype stype, void *buf, int bytes, int root);
+/* Hierarchical gather, scatter and allgather (gather_hier.c): 0 when done, 1 when the
+ * call must go to the MPI below instead (the same answer on every member). */
+int hmpi_coll_gather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf, int scount,
+                          MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype,
+                          int root, int *err_p);
+int hmpi_coll_scatter_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf, int scount,
+                           MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype,
+                           int root, int *err_p);
+int hmpi_coll_allgather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf,
+                             int scount, MPI_Datatype stype, void *recvbuf, int rcount,
+                             MPI_Datatype rtype, int *err_p);
 /* Fan-in to member 0, run between() there (may be NULL), fan-out. One epoch. */
 int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg);
 
@@ -262,6 +301,8 @@ int hmpi_coll_commutative(MPI_Op op);
  * elements, out may be b. NULL when there is none (then MPI_Reduce_local). */
 typedef void (*hmpi_coll_kernel_t)(void *out, const void *a, const void *b, size_t n);
 hmpi_coll_kernel_t hmpi_coll_kernel(MPI_Op op, MPI_Datatype type);
+/* The same, and the type's size in *size_p when there is a loop. */
+hmpi_coll_kernel_t hmpi_coll_kernel_size(MPI_Op op, MPI_Datatype type, int *size_p);
 /* Bytes of a basic datatype HMPI knows by handle (extent = size, lb 0), else 0. */
 int hmpi_coll_basic_size(MPI_Datatype type);
 /* 1 for the predefined ops HMPI has loops for (all commutative). */

@@ -33,34 +33,45 @@ void hmpi_coll_wait_slow(const _Atomic uint64_t *word, uint64_t want)
     }
 }
 
-void hmpi_coll_wait_range(hmpi_coll_team_t *t, int lo, int hi, uint64_t e, int phase)
+/* Member i finished epoch k when it reached DONE(k), or anything of epoch k+1 (a member
+ * may end an epoch without DONE when nobody waits for it: the small allreduce). */
+static int finished(const hmpi_coll_team_t *t, int i, uint64_t k)
 {
-    for (int i = lo; i < hi; i++)
-        if (i != t->me)
-            hmpi_coll_wait(t, i, e, phase);
-}
-
-void hmpi_coll_wait_all(hmpi_coll_team_t *t, uint64_t e, int phase)
-{
-    hmpi_coll_wait_range(t, 0, t->n, e, phase);
-    /* Everybody reached e: everybody finished e-1 (and e itself when DONE). */
-    uint64_t done = phase == HMPI_COLL_DONE ? e : e - 1;
-    if (t->seen_done < done)
-        t->seen_done = done;
+    return atomic_load_explicit(&hmpi_coll_half(t, i, k)->state, memory_order_acquire) >=
+               hmpi_coll_state(k, HMPI_COLL_DONE) ||
+           atomic_load_explicit(&hmpi_coll_half(t, i, k + 1)->state, memory_order_acquire) >=
+               hmpi_coll_state(k + 1, HMPI_COLL_ARRIVED);
 }
 
 void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e)
 {
-    hmpi_coll_wait_range(t, 0, t->n, e, HMPI_COLL_DONE);
+    for (int i = 0; i < t->n; i++) {
+        if (i == t->me || finished(t, i, e))
+            continue;
+        hmpi_backoff_t b = {0};
+        unsigned polls = 0;
+        while (!finished(t, i, e)) {
+            if ((++polls & 15) == 0 || b.spins >= HMPI_SPIN_LIMIT) {
+                hmpi_p2p_lock();
+                hmpi_p2p_progress();
+                hmpi_p2p_unlock();
+            }
+            hmpi_backoff(&b);
+        }
+    }
     if (t->seen_done < e)
         t->seen_done = e;
 }
 
 void *hmpi_coll_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len)
 {
-    /* The scratch is not doubled: the readers of epoch e-1 must be gone. */
-    if (e >= 1 && t->seen_done < e - 1)
-        hmpi_coll_wait_done(t, e - 1);
+    /* The scratch is not doubled: whoever read it last (the epoch it was last published
+     * in, which always ends with DONE on every member) must be gone. Not simply "every
+     * member finished e-1": an epoch without DONE (the small allreduce) is finished only
+     * once its members publish in e, and they may be right here waiting for us. */
+    if (t->scratch_used > t->seen_done)
+        hmpi_coll_wait_done(t, t->scratch_used);
+    t->scratch_used = e;
     if (len <= t->scratch_len)
         return t->scratch;
     size_t want = t->scratch_len * 2 > len ? t->scratch_len * 2 : len;
@@ -110,15 +121,17 @@ static void *new_slot(size_t cap)
     return slot;
 }
 
-/* Leaders and their ranks: leader_of[r] for every member r, from the node ids. Returns
- * the most members any node has, or -1 when out of memory. */
-static int map_leaders(const setup_rec_t *rec, int size, int *leader_of)
+/* The node-major view of a spanning communicator, from the node ids: leader_of[r] (the
+ * leaders-comm rank of r's node), node_count and node_first per leader, and pos_of[r]
+ * (r's place when the members are listed node after node, by rank inside a node).
+ * Returns the most members any node has, or -1 when out of memory. */
+static int map_leaders(const setup_rec_t *rec, hmpi_coll_comm_t *s, int size)
 {
     int *first = malloc(sizeof(int) * (size_t)hmpi_node.world_size);
-    int *count = calloc((size_t)size, sizeof(int));
-    if (!first || !count) {
+    int *seen = calloc((size_t)size, sizeof(int));
+    if (!first || !seen) {
         free(first);
-        free(count);
+        free(seen);
         return -1;
     }
     for (int w = 0; w < hmpi_node.world_size; w++)
@@ -126,14 +139,23 @@ static int map_leaders(const setup_rec_t *rec, int size, int *leader_of)
     int nleaders = 0, most = 0;
     for (int r = 0; r < size; r++) {
         int node = rec[r].node;
-        if (first[node] < 0)
-            first[node] = nleaders++;
-        leader_of[r] = first[node];
-        int k = ++count[first[node]];
+        if (first[node] < 0) {
+            first[node] = nleaders;
+            s->node_count[nleaders++] = 0;
+        }
+        s->leader_of[r] = first[node];
+        int k = ++s->node_count[first[node]];
         most = k > most ? k : most;
     }
+    for (int l = 0, at = 0; l < nleaders; at += s->node_count[l++])
+        s->node_first[l] = at;
+    for (int r = 0; r < size; r++) {
+        int l = s->leader_of[r];
+        s->pos_of[r] = s->node_first[l] + seen[l]++;
+    }
+    s->nleaders = nleaders;
     free(first);
-    free(count);
+    free(seen);
     return most;
 }
 
@@ -142,7 +164,7 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     int spans = c->has_remote;
     int n = spans ? c->nlocal : c->size;
     size_t bytes = sizeof(hmpi_coll_comm_t) + sizeof(unsigned char *) * (size_t)n +
-                   sizeof(int) * (size_t)n + (spans ? sizeof(int) * (size_t)c->size : 0);
+                   sizeof(int) * (size_t)n + (spans ? 4 * sizeof(int) * (size_t)c->size : 0);
     hmpi_coll_comm_t *s = hmpi_heap_calloc(1, bytes);
     setup_rec_t *rec = malloc(sizeof(setup_rec_t) * (size_t)c->size);
     if (!s || !rec) {
@@ -152,7 +174,12 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     hmpi_coll_team_t *t = &s->team;
     t->slot = (unsigned char **)(s + 1);
     t->rank_of = (int *)(t->slot + n);
-    s->leader_of = spans ? t->rank_of + n : NULL;
+    if (spans) {
+        s->leader_of = t->rank_of + n;
+        s->pos_of = s->leader_of + c->size;
+        s->node_count = s->pos_of + c->size;
+        s->node_first = s->node_count + c->size;
+    }
     s->leaders = MPI_COMM_NULL;
     s->mode = HMPI_COLL_PASS;
 
@@ -164,7 +191,7 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     int ok = 1;
     for (int r = 0; r < c->size; r++)
         ok &= rec[r].slot != 0;
-    int most = spans ? map_leaders(rec, c->size, s->leader_of) : c->size;
+    int most = spans ? map_leaders(rec, s, c->size) : c->size;
     /* Every rank computes the same answer from the same table: all agree. */
     if (!ok || most < 0 || (spans && most < 2)) {
         if (most < 0)

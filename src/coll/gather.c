@@ -7,7 +7,8 @@
  *  - scatter: every member reads its block from the root's sendbuf (or from the
  *    root's slot or scratch, where the root staged it);
  *  - allgather: every member publishes its block and reads all the others.
- * Communicators that span nodes pass to the MPI below. */
+ * On communicators that span nodes the non-v ones are hierarchical (gather_hier.c); the
+ * v variants pass to the MPI below. */
 #include "coll.h"
 #include "../mpi/errors.h"
 
@@ -57,14 +58,19 @@ static int block_put(const blocks_t *b, int i, const void *src, size_t bytes)
 }
 
 /* Publishes one block (buf, count, type) in h: in the slot when small, the buffer itself
- * when it is in the shared heap and contiguous (returns 1), else a packed copy in the
- * scratch. */
+ * when it is in the shared heap and contiguous (returns 1: the caller waits for its
+ * readers), else a packed copy in the scratch. prefer_direct: the buffer itself even
+ * when small (when the caller waits for everybody anyway). */
 static int expose_one(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, const void *buf,
-                      int count, MPI_Datatype type, const hmpi_coll_layout_t *l, int *err_p)
+                      int count, MPI_Datatype type, const hmpi_coll_layout_t *l, int prefer_direct,
+                      int *err_p)
 {
     int direct = 0;
     void *at;
-    if (l->size <= t->cap) {
+    if (prefer_direct && hmpi_coll_direct(buf, l)) {
+        at = hmpi_coll_at(buf, l->lo);
+        direct = 1;
+    } else if (l->size <= t->cap) {
         at = h->data;
         *err_p = hmpi_coll_pack(at, buf, count, type, l);
     } else if (hmpi_coll_direct(buf, l)) {
@@ -89,7 +95,7 @@ static int gather_send(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
 {
     int err = MPI_SUCCESS;
     if (sl->size <= t->cap) { /* the root reads our slot; we go on */
-        expose_one(t, e, hmpi_coll_claim(t, e), sendbuf, scount, stype, sl, &err);
+        expose_one(t, e, hmpi_coll_claim(t, e), sendbuf, scount, stype, sl, 0, &err);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return err;
     }
@@ -102,7 +108,7 @@ static int gather_send(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return err;
     }
-    int direct = expose_one(t, e, hmpi_coll_claim(t, e), sendbuf, scount, stype, sl, &err);
+    int direct = expose_one(t, e, hmpi_coll_claim(t, e), sendbuf, scount, stype, sl, 0, &err);
     hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
     if (direct)
         hmpi_coll_wait(t, root, e, HMPI_COLL_DONE);
@@ -187,8 +193,15 @@ static int gather_entry(const void *sendbuf, int scount, MPI_Datatype stype, voi
 {
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
-    if (s && s->mode != HMPI_COLL_FLAT)
+    int err;
+    if (s && s->mode == HMPI_COLL_HIER) {
+        if (!v && hmpi_coll_gather_hier(s, c, sendbuf, scount, stype, recvbuf, rcount, rtype,
+                                        root, &err) == 0) {
+            HMPI_COLL_COUNT(gather, 1);
+            return hmpi_raise(comm, err);
+        }
         s = NULL;
+    }
     if (v)
         HMPI_COLL_COUNT(gatherv, s != NULL);
     else
@@ -215,6 +228,13 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype,
                         root, comm, 1);
+}
+
+int hmpi_coll_team_gather_bytes(hmpi_coll_team_t *t, const void *sendbuf, int scount,
+                                MPI_Datatype stype, void *buf, int bytes, int root)
+{
+    blocks_t rb = {buf, NULL, NULL, bytes, MPI_BYTE, 0};
+    return gather_team(t, sendbuf, scount, stype, &rb, root);
 }
 
 /* ---- scatter ------------------------------------------------------------------------- */
@@ -312,8 +332,15 @@ static int scatter_entry(const void *sendbuf, const int *scounts, const int *dis
 {
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
-    if (s && s->mode != HMPI_COLL_FLAT)
+    int err;
+    if (s && s->mode == HMPI_COLL_HIER) {
+        if (!v && hmpi_coll_scatter_hier(s, c, sendbuf, scount, stype, recvbuf, rcount, rtype,
+                                         root, &err) == 0) {
+            HMPI_COLL_COUNT(scatter, 1);
+            return hmpi_raise(comm, err);
+        }
         s = NULL;
+    }
     if (v)
         HMPI_COLL_COUNT(scatterv, s != NULL);
     else
@@ -358,16 +385,9 @@ static int allgather_team(hmpi_coll_team_t *t, const void *sendbuf, int scount, 
     if ((err = hmpi_coll_layout(mtype, mcount, &ml)) != MPI_SUCCESS)
         return err;
     uint64_t e = hmpi_coll_begin(t);
-    int direct = expose_one(t, e, hmpi_coll_claim(t, e), mine, mcount, mtype, &ml, &err);
+    /* everybody waits for everybody's block anyway: read it where it lies */
+    int direct = expose_one(t, e, hmpi_coll_claim(t, e), mine, mcount, mtype, &ml, 1, &err);
     hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
-    if (!inplace) {
-        hmpi_coll_layout_t rl;
-        int err2 = block_layout(rb, me, &rl);
-        if (err2 == MPI_SUCCESS)
-            err2 = hmpi_coll_move(block_buf(rb, me), block_count(rb, me), rb->type, &rl, sendbuf,
-                                  scount, stype, &ml);
-        err = err != MPI_SUCCESS ? err : err2;
-    }
     for (int k = 1; k < n; k++) {
         int j = (me + k) % n;
         hmpi_coll_wait(t, j, e, HMPI_COLL_ARRIVED);
@@ -377,6 +397,15 @@ static int allgather_team(hmpi_coll_team_t *t, const void *sendbuf, int scount, 
     }
     hmpi_coll_seen(t, e);
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    /* our own block after DONE: it touches no peer's memory */
+    if (!inplace) {
+        hmpi_coll_layout_t rl;
+        int err2 = block_layout(rb, me, &rl);
+        if (err2 == MPI_SUCCESS)
+            err2 = hmpi_coll_move(block_buf(rb, me), block_count(rb, me), rb->type, &rl, sendbuf,
+                                  scount, stype, &ml);
+        err = err != MPI_SUCCESS ? err : err2;
+    }
     if (direct)
         hmpi_coll_wait_all(t, e, HMPI_COLL_DONE);
     return err;
@@ -388,8 +417,15 @@ static int allgather_entry(const void *sendbuf, int scount, MPI_Datatype stype, 
 {
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
-    if (s && s->mode != HMPI_COLL_FLAT)
+    int err;
+    if (s && s->mode == HMPI_COLL_HIER) {
+        if (!v && hmpi_coll_allgather_hier(s, c, sendbuf, scount, stype, recvbuf, rcount, rtype,
+                                           &err) == 0) {
+            HMPI_COLL_COUNT(allgather, 1);
+            return hmpi_raise(comm, err);
+        }
         s = NULL;
+    }
     if (v)
         HMPI_COLL_COUNT(allgatherv, s != NULL);
     else

@@ -178,10 +178,17 @@ static int log2_size(int size)
 
 hmpi_coll_kernel_t hmpi_coll_kernel(MPI_Op op, MPI_Datatype type)
 {
+    int size;
+    return hmpi_coll_kernel_size(op, type, &size);
+}
+
+hmpi_coll_kernel_t hmpi_coll_kernel_size(MPI_Op op, MPI_Datatype type, int *size_p)
+{
     int o = op_index(op);
     const basic_t *b = o < 0 ? NULL : basic_of(type);
     if (!b)
         return NULL;
+    *size_p = b->size;
     switch (b->kind) {
     case K_SINT:
     case K_UINT: {

@@ -241,6 +241,29 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
 
 /* ---- allreduce --------------------------------------------------------------------- */
 
+/* The common small case without detours: a predefined op on a basic type, the vector in
+ * the slots. Same order (x1 op x0, then x2 op that, ...) as the general path. */
+static int allreduce_small_basic(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf,
+                                 int count, size_t bytes, hmpi_coll_kernel_t k)
+{
+    uint64_t e = hmpi_coll_begin(t);
+    hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
+    memcpy(h->data, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
+    hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+    hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
+    int n = t->n;
+    if (n == 1) {
+        memcpy(recvbuf, h->data, bytes);
+    } else {
+        k(recvbuf, hmpi_coll_half(t, 1, e)->data, hmpi_coll_half(t, 0, e)->data, (size_t)count);
+        for (int i = 2; i < n; i++)
+            k(recvbuf, hmpi_coll_half(t, i, e)->data, recvbuf, (size_t)count);
+    }
+    /* No DONE: nobody waits for it, and the next epoch's ARRIVED implies it (coll.h);
+     * one store fewer, and its line is not taken back from the peers spinning on it. */
+    return MPI_SUCCESS;
+}
+
 static int allreduce_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype type, MPI_Op op)
 {
@@ -270,8 +293,7 @@ static int allreduce_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
         x = hmpi_coll_inputs(t, e, stack);
         err = hmpi_coll_reduce_slice(recvbuf, x, t->n, -1, 0, count, type, op, &one, commute);
         hmpi_coll_inputs_free(x, stack);
-        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
-        return err;
+        return err; /* no DONE: see allreduce_small_basic */
     }
 
     /* Large: reduce-scatter into each member's result buffer (its recvbuf when shared,
@@ -334,6 +356,13 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
 {
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
+    int size;
+    hmpi_coll_kernel_t k;
+    if (s && s->mode == HMPI_COLL_FLAT && count > 0 && (k = hmpi_coll_kernel_size(op, type, &size)) &&
+        (size_t)count * (size_t)size <= s->team.cap) {
+        HMPI_COLL_COUNT(allreduce, 1);
+        return allreduce_small_basic(&s->team, sendbuf, recvbuf, count, (size_t)count * (size_t)size, k);
+    }
     if (s && s->mode == HMPI_COLL_HIER && !hmpi_coll_commutative(op))
         s = NULL;
     HMPI_COLL_COUNT(allreduce, s != NULL);

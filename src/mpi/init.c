@@ -48,16 +48,20 @@ static void hmpi_start(int provided)
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
     hmpi_stats_on = (int)hmpi_knobs.STATS;
-    if (hmpi_knobs.DISABLE)
-        return;
-    int ok = hmpi_node_discover() == 0 && hmpi_node_region_setup() == 0;
     int all = 0;
-    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!hmpi_knobs.DISABLE) {
+        int ok = hmpi_node_discover() == 0 && hmpi_node_region_setup() == 0;
+        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    }
     hmpi_node.active = all;
-    if (all && start_parts(provided) != 0) {
+    /* OPI is an API of HMPI's own: it runs over the MPI below when HMPI passes through. */
+    int failed = all ? start_parts(provided) != 0 : hmpi_opi_init && hmpi_opi_init() != 0;
+    if (failed) {
         hmpi_log_error("cannot start HMPI's parts: stopping");
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
+    if (hmpi_knobs.DISABLE)
+        return;
     if (hmpi_knobs.VERBOSE >= 1 && hmpi_node.world_rank == 0)
         hmpi_log_info("HMPI %s: %d ranks on %d node(s)", all ? "active" : "pass-through",
                       hmpi_node.world_size, hmpi_node.nnodes);

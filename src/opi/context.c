@@ -149,6 +149,17 @@ static int make_shadow(MPI_Comm comm, opi_comm_t *oc)
     return MPI_SUCCESS;
 }
 
+/* The shadow OPI_Comm_enable attached to comm, or NULL; MPI_ERR_COMM for a bad comm. */
+static int shadow_of(MPI_Comm comm, opi_comm_t **oc_p)
+{
+    void *val = NULL;
+    int flag = 0;
+    if (PMPI_Comm_get_attr(comm, shadow_keyval, &val, &flag) != MPI_SUCCESS)
+        return MPI_ERR_COMM;
+    *oc_p = flag ? val : NULL;
+    return MPI_SUCCESS;
+}
+
 int opi_comm_get(MPI_Comm comm, opi_comm_t **oc_p)
 {
     if (comm == MPI_COMM_WORLD) {
@@ -180,13 +191,13 @@ int opi_comm_get(MPI_Comm comm, opi_comm_t **oc_p)
         *oc_p = &self_oc;
         return MPI_SUCCESS;
     }
-    void *val = NULL;
-    int flag = 0;
-    if (PMPI_Comm_get_attr(comm, shadow_keyval, &val, &flag) != MPI_SUCCESS)
-        return MPI_ERR_COMM;
-    if (!flag)
+    opi_comm_t *oc;
+    int err = shadow_of(comm, &oc);
+    if (err)
+        return err;
+    if (!oc)
         return opi_code(OPI_E_COMM);
-    *oc_p = val;
+    *oc_p = oc;
     return MPI_SUCCESS;
 }
 
@@ -200,8 +211,8 @@ int OPI_Comm_enable(MPI_Comm comm)
     opi_comm_t *oc;
     if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF)
         return opi_raise(comm, opi_comm_get(comm, &oc));
-    if (opi_comm_get(comm, &oc) == MPI_SUCCESS)
-        return MPI_SUCCESS; /* enabled before */
+    if ((err = shadow_of(comm, &oc)) != MPI_SUCCESS || oc)
+        return opi_raise(comm, err); /* a bad communicator, or enabled before */
     oc = malloc(sizeof *oc);
     if (!oc)
         return opi_raise(comm, MPI_ERR_NO_MEM);

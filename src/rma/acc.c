@@ -73,7 +73,10 @@ static int elem_of(MPI_Datatype type, MPI_Datatype *elem_p)
     return err;
 }
 
-/* inout = in op inout over bytes of elements of elem (elem_size bytes each). */
+/* inout = in op inout over bytes of packed elements of elem (elem_size bytes each). An
+ * element type with holes (the pair types of MAXLOC/MINLOC: MPI_DOUBLE_INT is 12 bytes
+ * of data in 16) is combined in its own layout, so the packed bytes are unpacked into
+ * it and packed back. */
 static int apply(MPI_Op op, const void *in, void *inout, size_t bytes, MPI_Datatype elem,
                  size_t elem_size)
 {
@@ -84,9 +87,28 @@ static int apply(MPI_Op op, const void *in, void *inout, size_t bytes, MPI_Datat
         return MPI_SUCCESS;
     }
     size_t n = bytes / elem_size;
-    if (n > INT_MAX)
+    if (hmpi_rma_op_apply(op, elem, in, inout, n))
+        return MPI_SUCCESS;
+    MPI_Aint lb, extent;
+    if (n > INT_MAX || bytes > INT_MAX || PMPI_Type_get_extent(elem, &lb, &extent))
         return MPI_ERR_COUNT;
-    return PMPI_Reduce_local(in, inout, (int)n, elem, op) ? MPI_ERR_OP : MPI_SUCCESS;
+    if ((size_t)extent == elem_size && lb == 0)
+        return PMPI_Reduce_local(in, inout, (int)n, elem, op) ? MPI_ERR_OP : MPI_SUCCESS;
+    char *a = hmpi_heap_malloc(n * (size_t)extent), *b = hmpi_heap_malloc(n * (size_t)extent);
+    int err = a && b ? MPI_SUCCESS : MPI_ERR_NO_MEM, pa = 0, pb = 0, pc = 0;
+    char *a0 = err ? NULL : a - lb, *b0 = err ? NULL : b - lb; /* element 0 starts at lb */
+    if (err == MPI_SUCCESS &&
+        (PMPI_Unpack(in, (int)bytes, &pa, a0, (int)n, elem, MPI_COMM_SELF) ||
+         PMPI_Unpack(inout, (int)bytes, &pb, b0, (int)n, elem, MPI_COMM_SELF)))
+        err = MPI_ERR_TYPE;
+    if (err == MPI_SUCCESS && PMPI_Reduce_local(a0, b0, (int)n, elem, op))
+        err = MPI_ERR_OP;
+    if (err == MPI_SUCCESS &&
+        PMPI_Pack(b0, (int)n, elem, inout, (int)bytes, &pc, MPI_COMM_SELF))
+        err = MPI_ERR_TYPE;
+    hmpi_heap_free(b);
+    hmpi_heap_free(a);
+    return err;
 }
 
 /* The element type of an operation and its size, after checking that origin and target
@@ -98,6 +120,12 @@ static int check_elem(MPI_Op op, const hmpi_rma_buf_t *o, const hmpi_rma_region_
     *size_p = 1;
     if (op == MPI_NO_OP || op == MPI_REPLACE || r->bytes == 0)
         return MPI_SUCCESS;
+    size_t named;
+    if (o->type == r->type && hmpi_rma_op_named(r->type, &named)) { /* the common case */
+        *elem_p = r->type;
+        *size_p = named;
+        return MPI_SUCCESS;
+    }
     MPI_Datatype te, oe;
     int err = elem_of(r->type, &te);
     if (err == MPI_SUCCESS)

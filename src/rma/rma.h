@@ -110,9 +110,9 @@ hmpi_win_t *hmpi_rma_setup(struct hmpi_comm_s *c, MPI_Comm comm, void *base, MPI
 int hmpi_rma_install(hmpi_win_t *w, MPI_Win win);
 /* Drops a state that was set up but not installed (the below's creation failed). */
 void hmpi_rma_discard(hmpi_win_t *w);
-/* The below's MPI_Win_create over memory HMPI allocated, quietly: an error is returned,
- * not raised, so that the caller can let the below allocate instead (Open MPI 4.1 has
- * no MPI_Win_create on MPI_COMM_SELF). */
+/* The below's MPI_Win_create over a window's memory, quietly and collectively: an
+ * error is returned in every member alike, not raised, so that the caller can let the
+ * below do it all instead (Open MPI 4.1 has no MPI_Win_create on MPI_COMM_SELF). */
 int hmpi_rma_below_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
                           MPI_Comm comm, MPI_Win *win);
 
@@ -190,7 +190,13 @@ int hmpi_rma_get(const hmpi_rma_buf_t *o, const hmpi_rma_region_t *r);
 int hmpi_rma_pack(const hmpi_rma_buf_t *b, void *packed);
 int hmpi_rma_unpack(const void *packed, const hmpi_rma_buf_t *b);
 
-/* ---- accumulate (acc.c) ---------------------------------------------------------------- */
+/* ---- accumulate (acc.c, op.c) --------------------------------------------------------- */
+
+/* 1 when HMPI applies ops on type itself (a common predefined type); *size_p its size. */
+int hmpi_rma_op_named(MPI_Datatype type, size_t *size_p);
+/* inout = in op inout over n elements of elem; 0 when HMPI does not know the pair (the
+ * caller then uses MPI_Reduce_local). */
+int hmpi_rma_op_apply(MPI_Op op, MPI_Datatype elem, const void *in, void *inout, size_t n);
 
 /* The accumulate lock of local target wl, taken and given back with waiting. */
 void hmpi_rma_acc_lock(hmpi_win_t *w, int wl);

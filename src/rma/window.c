@@ -241,7 +241,22 @@ int hmpi_rma_below_create(void *base, MPI_Aint size, int disp_unit, MPI_Info inf
     MPI_Errhandler old;
     PMPI_Comm_get_errhandler(comm, &old);
     PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
+    /* Open MPI 4.1 at times fails the first MPI_Win_create on a communicator (its
+     * backing file clashes with another communicator's) and not the second: one retry.
+     * The members agree on the outcome, so that none is left in another call. */
+    int rc = MPI_ERR_WIN;
+    for (int attempt = 0; attempt < 2 && rc != MPI_SUCCESS; attempt++) {
+        MPI_Win made = MPI_WIN_NULL;
+        int ok = PMPI_Win_create(base, size, disp_unit, info, comm, &made) == MPI_SUCCESS, all;
+        if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+            all = 0;
+        if (all) {
+            *win = made;
+            rc = MPI_SUCCESS;
+        } else if (ok) {
+            PMPI_Win_free(&made);
+        }
+    }
     PMPI_Comm_set_errhandler(comm, old);
     PMPI_Errhandler_free(&old);
     return rc;
@@ -254,12 +269,11 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
     if (!c || size < 0 || disp_unit <= 0)
         return PMPI_Win_create(base, size, disp_unit, info, comm, win);
     hmpi_win_t *w = hmpi_rma_setup(c, comm, base, size, disp_unit, 1, MPI_WIN_FLAVOR_CREATE);
-    int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
-    if (w && rc == MPI_SUCCESS)
+    if (w && hmpi_rma_below_create(base, size, disp_unit, info, comm, win) == MPI_SUCCESS)
         return hmpi_rma_install(w, *win);
     if (w)
         hmpi_rma_discard(w);
-    return rc;
+    return PMPI_Win_create(base, size, disp_unit, info, comm, win); /* the below reports */
 }
 
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,

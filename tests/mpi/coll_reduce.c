@@ -495,8 +495,8 @@ static void part_user_ops(void)
         const tc_comm_t *tc = &tc_comms[c];
         for (int u = 0; u < 3; u++)
             for (int i = 0; i < 5; i++, k++) {
-                if (counts[i] > 10000 && c >= 2 && u != 1)
-                    continue; /* the big ones on world and reversed only, but matrices */
+                if (counts[i] > 10000 && c >= 2)
+                    continue; /* the big ones on world and reversed */
                 run_case(tc, &cases[u], counts[i], -1, k & 1, k % BUF_KINDS, BUF_HEAP);
                 run_case(tc, &cases[u], counts[i], k % tc->size, (k & 2) != 0, BUF_HEAP,
                          (k + 1) % BUF_KINDS);

@@ -1,7 +1,8 @@
 /* coll_stress.c: a seeded random sequence of collectives of every family on several
  * communicators at once, with random delays on random ranks, so that fast ranks run
  * ahead into the next collectives while slow ones still read the previous ones (the
- * reuse of HMPI's per-communicator slots), each result checked. Then point-to-point
+ * reuse of HMPI's per-communicator slots), and every pair of collectives back to back;
+ * each result checked. Then point-to-point
  * progress inside collectives: a rank blocked in a synchronous send to a rank that is
  * waiting in a collective for it (the receive is posted) must get through. */
 #include "coll_common.h"
@@ -135,6 +136,27 @@ static void part_random(void)
     }
 }
 
+/* Every pair of collectives back to back, small then large and the other way, from
+ * buffers HMPI must stage or not: the epoch after one that ends without DONE (small
+ * allreduce), scratch reuse, slot halves. */
+static void part_pairs(void)
+{
+    static const int sizes[2] = {2, 3000};
+    uint64_t seed = 7;
+    for (int c = 0; c < tc_ncomms; c++) {
+        const tc_comm_t *tc = &tc_comms[c];
+        for (int a = 0; a < 9; a++)
+            for (int b = 0; b < 9; b++)
+                for (int s = 0; s < 2; s++, seed++) {
+                    one(tc, a, sizes[s], (int)(seed % tc->size), (int)(seed % BUF_KINDS), seed);
+                    tc_release();
+                    one(tc, b, sizes[!s], (int)((seed + 1) % tc->size), (int)((seed + 1) % BUF_KINDS),
+                        seed * 31);
+                    tc_release();
+                }
+    }
+}
+
 /* A rank blocked in MPI_Ssend to a rank that posted the receive and then waits in a
  * collective: the collective's wait must let the message through. */
 static void part_progress(void)
@@ -183,6 +205,7 @@ static void part_progress(void)
 
 static void run(void)
 {
+    part_pairs();
     part_random();
     part_progress();
 }

@@ -29,7 +29,7 @@ static const char *const wkind_names[WK_COUNT] = {
     "allocate", "create_heap", "create_preinit", "create_global", "create_stack",
     "dynamic_heap", "dynamic_global"};
 
-enum { TW_MAX = 4096 }; /* ints, the most one window of a test holds */
+enum { TW_MAX = 32768 }; /* ints, the most one window of a test holds */
 
 static int tw_global[TW_MAX];
 static int *tw_preinit; /* the test's main sets it before MPI_Init */

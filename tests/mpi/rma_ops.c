@@ -9,9 +9,16 @@
  *   ops:   put, get, accumulate (SUM, REPLACE, MAX, MIN, BXOR, PROD, MAXLOC, on ints
  *          and doubles), get_accumulate (SUM, NO_OP), fetch_and_op, compare_and_swap
  *          (hit and miss), rput, rget, raccumulate, rget_accumulate; derived datatypes
- *          (vector, indexed) on the origin side and on the target side. */
+ *          (vector, indexed) on the origin side and on the target side;
+ *   matrix: every predefined op on every predefined type it applies to (C integers,
+ *          floating, byte, complex, pair types), against the standard's definition
+ *          computed here (complex and pair types: MPI_Reduce_local). Where the MPI
+ *          library's own MPI_Reduce_local disagrees with the definition (MPICH 4.0.2:
+ *          MAX and MIN of MPI_UNSIGNED_SHORT and MPI_UNSIGNED), its result is accepted
+ *          too, since an accumulate the MPI below carries computes it. */
 #include "rma_common.h"
 
+#include <hmpi.h>
 #include <stdio.h>
 
 enum { /* slots: first int of each operation's range */
@@ -30,6 +37,7 @@ static int f(int owner, int k) { return owner * 1000 + k + 1; }      /* initial 
 static int g(int origin, int k) { return origin * 100 + k * 3 + 7; } /* origin data */
 
 static int rank, nranks;
+static int hmpi_local; /* HMPI active and every rank on this node: it applies every op */
 static MPI_Datatype vec8, idx16; /* 8 ints at stride 2; 16 ints of 32 at stride 2 */
 
 typedef struct { /* what an origin's operations return */
@@ -276,12 +284,207 @@ static void run_kind(wkind_t kind)
     tw_free(&w);
 }
 
+/* ---- every op on every type -------------------------------------------------------- */
+
+enum { MX_N = 16, MX_SLOT = MX_N * 16 }; /* elements per combination, bytes per slot */
+
+typedef struct {
+    MPI_Datatype type;
+    int cls;     /* 0 integer, 1 floating, 2 byte, 3 complex, 4 pair */
+    int is_signed;
+} mtype_t;
+
+/* The standard's definition of a op b for one element of an integer, floating or byte
+ * type (size bytes at pa, pb), into out. */
+static void reference(const mtype_t *t, int size, MPI_Op op, const unsigned char *pa,
+                      const unsigned char *pb, unsigned char *out)
+{
+    if (t->cls == 1) {
+        if (size == sizeof(float)) {
+            float a, b, c;
+            memcpy(&a, pa, sizeof a), memcpy(&b, pb, sizeof b);
+            c = op == MPI_SUM ? b + a : op == MPI_PROD ? b * a : op == MPI_MAX ? (a > b ? a : b)
+                                                                              : (a < b ? a : b);
+            memcpy(out, &c, sizeof c);
+        } else {
+            double a, b, c;
+            memcpy(&a, pa, sizeof a), memcpy(&b, pb, sizeof b);
+            c = op == MPI_SUM ? b + a : op == MPI_PROD ? b * a : op == MPI_MAX ? (a > b ? a : b)
+                                                                              : (a < b ? a : b);
+            memcpy(out, &c, sizeof c);
+        }
+        return;
+    }
+    uint64_t ua = 0, ub = 0, uc;
+    memcpy(&ua, pa, (size_t)size), memcpy(&ub, pb, (size_t)size); /* little endian */
+    int shift = 64 - 8 * size;
+    int64_t sa = (int64_t)(ua << shift) >> shift, sb = (int64_t)(ub << shift) >> shift;
+    int a_gt_b = t->is_signed ? sa > sb : ua > ub;
+    if (op == MPI_SUM) uc = ua + ub;
+    else if (op == MPI_PROD) uc = ua * ub;
+    else if (op == MPI_MAX) uc = a_gt_b ? ua : ub;
+    else if (op == MPI_MIN) uc = a_gt_b ? ub : ua;
+    else if (op == MPI_LAND) uc = ua && ub;
+    else if (op == MPI_LOR) uc = ua || ub;
+    else if (op == MPI_LXOR) uc = !ua != !ub;
+    else if (op == MPI_BAND) uc = ua & ub;
+    else if (op == MPI_BOR) uc = ua | ub;
+    else uc = ua ^ ub;
+    memcpy(out, &uc, (size_t)size);
+}
+
+/* Element i of a buffer of type t, set to the small value v (v != 0 mostly). */
+static void set_elem(const mtype_t *t, void *buf, int i, int v)
+{
+    int size;
+    MPI_Aint lb, extent;
+    MPI_Type_size(t->type, &size);
+    MPI_Type_get_extent(t->type, &lb, &extent);
+    char *p = (char *)buf + (size_t)i * (size_t)extent;
+    if (t->cls == 1) {
+        if (size == sizeof(float)) { float f = (float)v / 4; memcpy(p, &f, sizeof f); }
+        else { double d = (double)v / 4; memcpy(p, &d, sizeof d); }
+    } else if (t->cls == 3) {
+        double c[2] = {v / 2.0, (v % 7) / 4.0};
+        memcpy(p, c, sizeof c);
+    } else if (t->cls == 4 && t->type == MPI_2INT) {
+        int x[2] = {v % 9, i};
+        memcpy(p, x, sizeof x);
+    } else if (t->cls == 4) {
+        double d = (double)(v % 9);
+        memset(p, 0, (size_t)extent);
+        memcpy(p, &d, sizeof d);
+        memcpy(p + sizeof(double), &i, sizeof i);
+    } else {
+        int64_t x = v;
+        memcpy(p, &x, (size_t)size); /* little endian: the low bytes */
+    }
+}
+
+static void matrix(wkind_t kind)
+{
+    mtype_t types[] = {
+        {MPI_INT, 0, 1}, {MPI_LONG, 0, 1}, {MPI_SHORT, 0, 1}, {MPI_UNSIGNED_SHORT, 0, 0},
+        {MPI_UNSIGNED, 0, 0}, {MPI_UNSIGNED_LONG, 0, 0}, {MPI_LONG_LONG, 0, 1},
+        {MPI_UNSIGNED_LONG_LONG, 0, 0}, {MPI_SIGNED_CHAR, 0, 1}, {MPI_UNSIGNED_CHAR, 0, 0},
+        {MPI_INT8_T, 0, 1}, {MPI_INT16_T, 0, 1}, {MPI_INT32_T, 0, 1}, {MPI_INT64_T, 0, 1},
+        {MPI_UINT8_T, 0, 0}, {MPI_UINT16_T, 0, 0}, {MPI_UINT32_T, 0, 0},
+        {MPI_UINT64_T, 0, 0}, {MPI_FLOAT, 1, 1}, {MPI_DOUBLE, 1, 1}, {MPI_BYTE, 2, 0},
+        {MPI_C_DOUBLE_COMPLEX, 3, 0}, {MPI_2INT, 4, 0}, {MPI_DOUBLE_INT, 4, 0}};
+    MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR, MPI_LXOR,
+                    MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE};
+    const char *opn[] = {"sum", "prod", "max", "min", "land", "lor", "lxor", "band", "bor",
+                         "bxor", "maxloc", "minloc", "replace"};
+    int nt = sizeof types / sizeof types[0], no = sizeof ops / sizeof ops[0];
+    /* Where the MPI below may carry the accumulates, leave out what the MPIs below get
+     * wrong: Open MPI 4.1.4's osc/rdma crashes on MPI_DOUBLE_INT (12 bytes of data in
+     * 16), ignores MPI_LAND/LOR/LXOR and compares unsigned integers as signed in
+     * MAX/MIN on a MPI_Win_create window; MPICH 4.0.2 does the latter too. HMPI's own
+     * path is checked on all of them. */
+    const char *cma = getenv("HMPI_CMA"); /* 0: private memory goes through the below */
+    int by_hmpi = hmpi_local && (kind == WK_ALLOCATE || !cma || strcmp(cma, "0") != 0);
+    if (!by_hmpi)
+        nt--;
+#define SKIP(a, b) (!valid[types[a].cls][b] ||                                           \
+                    (!by_hmpi && ((b >= 4 && b <= 6) ||                                    \
+                                     (b >= 2 && b <= 3 && !types[a].is_signed &&          \
+                                      types[a].cls == 0))))
+    /* which ops each class takes (the standard's table; REPLACE of a pair type is left
+     * out: Open MPI 4.1.4's osc/rdma crashes on it) */
+    static const int valid[5][13] = {
+        {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1}, {1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+        {0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 1}, {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+        {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0}};
+    int stack[TW_MAX];
+    size_t nints = (size_t)(nt * no * MX_SLOT) / sizeof(int);
+    twin_t w;
+    tw_create(&w, kind, nints, MPI_COMM_WORLD, stack);
+    int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+    static unsigned char obuf[TW_MAX * sizeof(int)];
+    unsigned char init[MX_SLOT], want[MX_SLOT], lib[MX_SLOT], mine[MX_SLOT];
+    /* value patterns: mine as a target, an origin's as a function of its rank */
+#define TV(i) (((i) * 5 + rank) % 11 - 3)
+#define OV(o, i) (((i) * 3 + (o)) % 13 - 4)
+    tw_self_begin(&w, rank);
+    for (int a = 0; a < nt; a++)
+        for (int b = 0; b < no; b++)
+            for (int i = 0; i < MX_N; i++)
+                set_elem(&types[a], (char *)w.base + (a * no + b) * MX_SLOT, i, TV(i));
+    tw_self_end(&w, rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, w.win);
+    for (int a = 0; a < nt; a++)
+        for (int b = 0; b < no; b++) {
+            if (SKIP(a, b))
+                continue;
+            int slot = (a * no + b) * MX_SLOT;
+            for (int i = 0; i < MX_N; i++)
+                set_elem(&types[a], obuf + slot, i, OV(rank, i));
+            MPI_Aint disp = w.unit == 1 ? slot / (int)sizeof(int) : w.disp0[right] + slot;
+            CHECK(MPI_Accumulate(obuf + slot, MX_N, types[a].type, right, disp, MX_N,
+                                 types[a].type, ops[b], w.win) == MPI_SUCCESS,
+                  "accumulate %s on type %d", opn[b], a);
+        }
+    MPI_Win_unlock_all(w.win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    tw_self_begin(&w, rank);
+    for (int a = 0; a < nt; a++)
+        for (int b = 0; b < no; b++) {
+            if (SKIP(a, b))
+                continue;
+            int size;
+            MPI_Aint lb, extent;
+            MPI_Type_size(types[a].type, &size);
+            MPI_Type_get_extent(types[a].type, &lb, &extent);
+            memset(init, 0, sizeof init);
+            memset(want, 0, sizeof want);
+            for (int i = 0; i < MX_N; i++) {
+                set_elem(&types[a], init, i, OV(left, i));
+                set_elem(&types[a], want, i, TV(i));
+            }
+            memcpy(mine, want, sizeof mine);
+            memcpy(lib, want, sizeof lib);
+            if (ops[b] != MPI_REPLACE)
+                MPI_Reduce_local(init, lib, MX_N, types[a].type, ops[b]);
+            if (ops[b] == MPI_REPLACE)
+                memcpy(want, init, (size_t)extent * MX_N);
+            else if (types[a].cls >= 3)
+                memcpy(want, lib, sizeof want);
+            else
+                for (int i = 0; i < MX_N; i++)
+                    reference(&types[a], size, ops[b], init + i * size, mine + i * size,
+                              want + i * size);
+            const unsigned char *got = (const unsigned char *)w.base + (a * no + b) * MX_SLOT;
+            for (int e = 0; e < MX_N; e++) { /* the data bytes of each element */
+                const unsigned char *g = got + e * extent;
+                int as_defined = memcmp(g, want + e * extent, (size_t)size) == 0;
+                int as_library = ops[b] != MPI_REPLACE && memcmp(g, lib + e * extent, (size_t)size) == 0;
+                if (by_hmpi)
+                    as_library = 0; /* HMPI's own result must be the definition's */
+                CHECK(as_defined || as_library, "%s: %s on type %d: element %d: first byte %d, "
+                      "want %d", wkind_names[kind], opn[b], a, e, g[0], want[e * extent]);
+            }
+        }
+    tw_self_end(&w, rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    tw_free(&w);
+#undef SKIP
+#undef TV
+#undef OV
+}
+
 int main(int argc, char **argv)
 {
     tw_preinit = malloc(TW_MAX * sizeof(int)); /* private memory even under HMPI */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    MPI_Comm node;
+    int nnode;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &nnode);
+    MPI_Comm_free(&node);
+    hmpi_local = HMPI_Active() && nnode == nranks;
     MPI_Type_vector(8, 1, 2, MPI_INT, &vec8);
     MPI_Type_commit(&vec8);
     int disps[16];
@@ -291,6 +494,8 @@ int main(int argc, char **argv)
     MPI_Type_commit(&idx16);
     for (int k = 0; k < WK_COUNT; k++)
         run_kind((wkind_t)k);
+    matrix(WK_ALLOCATE);
+    matrix(WK_CREATE_GLOBAL);
     MPI_Type_free(&vec8);
     MPI_Type_free(&idx16);
     if (rank == 0)
