@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 int hmpi_log_rank = -1;
@@ -39,4 +40,14 @@ void hmpi_log_info(const char *fmt, ...)
     va_start(ap, fmt);
     emit("", fmt, ap);
     va_end(ap);
+}
+
+void hmpi_log_long(const char *text)
+{
+    char prefix[32];
+    int n = hmpi_log_rank >= 0 ? snprintf(prefix, sizeof prefix, "hmpi[%d]: ", hmpi_log_rank)
+                               : snprintf(prefix, sizeof prefix, "hmpi: ");
+    struct iovec v[3] = {{prefix, (size_t)n}, {(void *)text, strlen(text)}, {"\n", 1}};
+    ssize_t w = writev(STDERR_FILENO, v, 3);
+    (void)w;
 }

@@ -9,5 +9,7 @@ extern int hmpi_log_rank; /* world rank once known, -1 before */
 
 void hmpi_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hmpi_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One line of any length (the others are cut at 1 KiB), written at once. */
+void hmpi_log_long(const char *text);
 
 #endif

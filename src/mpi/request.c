@@ -1,6 +1,7 @@
 /* request.c: every MPI function that takes a request. A request is HMPI's (a local
  * operation, a wildcard, a persistent operation) or the MPI below's (a remote
  * operation, or one of a call HMPI does not intercept); arrays may mix both. */
+#include "../common/stats.h"
 #include "errors.h"
 #include "pt2pt.h"
 
@@ -56,11 +57,12 @@ static int is_idle(MPI_Request h)
     return 0;
 }
 
-/* Advances request i once: 1 when it is complete (or idle), without finishing it. */
+/* Checks request h once: 1 when it is complete, without finishing it. The engine is
+ * not progressed here: each pass over an array progresses it once, first. */
 static int poll(MPI_Request h)
 {
     if (hmpi_req_is_ours(h))
-        return hmpi_p2p_test(hmpi_req_obj(h));
+        return hmpi_p2p_check(hmpi_req_obj(h));
     int flag = 0;
     PMPI_Request_get_status(h, &flag, MPI_STATUS_IGNORE);
     return flag;
@@ -160,6 +162,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     do {
         left = 0;
         hmpi_p2p_lock();
+        hmpi_p2p_progress();
         for (int i = 0; i < count; i++)
             if (!is_idle(requests[i]) && !poll(requests[i]))
                 left++;
@@ -237,6 +240,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     int i, idle;
     for (;;) {
         hmpi_p2p_lock();
+        hmpi_p2p_progress();
         i = find_any(count, requests, &idle);
         if (i == -1)
             hmpi_p2p_waiting(&b, &since);
@@ -266,6 +270,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     }
     int idle;
     hmpi_p2p_lock();
+    hmpi_p2p_progress();
     int i = find_any(count, requests, &idle);
     hmpi_p2p_unlock();
     if (i == -1) {
@@ -288,6 +293,9 @@ static int some(int incount, MPI_Request requests[], int *outcount, int indices[
                 MPI_Status statuses[], int *err_p)
 {
     int n = 0, active = 0, err = MPI_SUCCESS;
+    hmpi_p2p_lock();
+    hmpi_p2p_progress();
+    hmpi_p2p_unlock();
     for (int i = 0; i < incount; i++) {
         if (is_idle(requests[i]))
             continue;
@@ -476,8 +484,11 @@ static int start_one(hmpi_req_t *r)
     }
     if (r->kind == HMPI_REQ_RECV)
         return hmpi_recv_start(r);
-    if (r->below_persistent)
+    if (r->below_persistent) {
+        hmpi_stat_add(HMPI_STAT_msgs_remote, 1);
+        hmpi_stat_add(HMPI_STAT_bytes_remote, r->t.size * (size_t)r->count);
         return PMPI_Start(&r->below);
+    }
     int l = r->comm->local_of[r->peer];
     if (r->mode == HMPI_MODE_BUFFERED) {
         hmpi_p2p_unlock();

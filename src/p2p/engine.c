@@ -29,6 +29,7 @@ static hmpi_env_t *inflight_head;        /* my envelopes not yet DONE (via snext
 static hmpi_env_t **inflight_tailp = &inflight_head;
 static hmpi_env_t *env_pool;             /* recycled envelopes (via snext) */
 static unsigned inflight_count;           /* envelopes in the in-flight list */
+static unsigned inflight_watched;         /* of those, the ones progress polls */
 static size_t env_bytes;                 /* envelope, payload, then hmpi_env_own_t */
 size_t hmpi_env_own_offset;
 static int cma_ok;
@@ -108,6 +109,8 @@ static void complete_send(hmpi_env_t *e)
     }
     if (hmpi_env_own(e)->bounce)
         hmpi_heap_free(hmpi_env_own(e)->bounce);
+    if (hmpi_env_own(e)->watched)
+        inflight_watched--;
     if (hmpi_env_own(e)->buffered)
         hmpi_bsend_release(e->size);
     env_put(e);
@@ -282,7 +285,10 @@ void hmpi_p2p_progress(void)
         return; /* HMPI is off: nothing of ours can be pending */
     poke_below();
     drain_incoming();
-    if (inflight_head)
+    /* Only envelopes someone waits on are polled: reading the state of an immediate
+     * message the receiver is about to mark DONE would steal its cache line. Those are
+     * recycled from the head of the list as the sender needs envelopes. */
+    if (inflight_watched)
         walk_inflight();
     if (hmpi_bridge_pending)
         hmpi_bridge_progress();
@@ -326,7 +332,7 @@ static uint64_t now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-int hmpi_p2p_test(hmpi_req_t *r)
+int hmpi_p2p_check(hmpi_req_t *r)
 {
     if (!r->complete) {
         if (r->kind == HMPI_REQ_POLL) {
@@ -338,8 +344,14 @@ int hmpi_p2p_test(hmpi_req_t *r)
             if (flag)
                 hmpi_p2p_finish(r);
         }
-        hmpi_p2p_progress();
     }
+    return r->complete;
+}
+
+int hmpi_p2p_test(hmpi_req_t *r)
+{
+    if (!hmpi_p2p_check(r))
+        hmpi_p2p_progress();
     return r->complete;
 }
 
@@ -465,6 +477,9 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
         hmpi_env_own(e)->sreq = r;
         r->env = e;
     }
+    hmpi_env_own(e)->watched = /* DONE frees something besides the envelope */
+        hmpi_env_own(e)->sreq || hmpi_env_own(e)->bounce || hmpi_env_own(e)->buffered;
+    inflight_watched += hmpi_env_own(e)->watched;
     if (inflight_count >= 64)
         reclaim_oldest(); /* a rank that only sends still recycles its envelopes */
     inflight_add(e);

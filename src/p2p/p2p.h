@@ -81,6 +81,7 @@ typedef struct {
     void *bounce;                  /* heap copy to free at DONE */
     uint8_t user_data;             /* data points at the user's buffer */
     uint8_t buffered;              /* MPI_Bsend: holds room in the attached buffer */
+    uint8_t watched;               /* progress polls it: DONE frees more than the envelope */
 } hmpi_env_own_t;
 
 extern size_t hmpi_env_own_offset;
@@ -165,6 +166,7 @@ int hmpi_p2p_busy(void);
 
 /* Advances r (progress included) and tells whether it is complete. */
 int hmpi_p2p_test(hmpi_req_t *r);
+int hmpi_p2p_check(hmpi_req_t *r); /* hmpi_p2p_test without the engine's progress */
 
 /* Waits for r to complete, making progress and yielding when oversubscribed. */
 void hmpi_p2p_wait(hmpi_req_t *r);
