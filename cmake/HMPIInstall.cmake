@@ -23,5 +23,13 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/HMPIConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/HMPIConfig.cmake ${PROJECT_BINARY_DIR}/HMPIConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/HMPI)
 
+# hmpi.pc finds the prefix from its own place, so `cmake --install --prefix X` works.
+file(RELATIVE_PATH HMPI_PC_TO_PREFIX
+  /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/hmpi.pc.in ${PROJECT_BINARY_DIR}/hmpi.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/hmpi.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# Man pages: hmpirun(1), hmpi_info(1), OPI_Alloc(3) and its .so links (OPI_Free,
+# OPI_Give, OPI_Take, OPI_Igive, OPI_Itake).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/man/man1 ${PROJECT_SOURCE_DIR}/man/man3
+  DESTINATION ${CMAKE_INSTALL_MANDIR} FILES_MATCHING PATTERN "*.[13]")
