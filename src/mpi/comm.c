@@ -193,8 +193,8 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     if (!hmpi_node.active || !hmpi_comm_get(comm))
         return PMPI_Comm_idup(comm, newcomm, request);
     int rc = registered(PMPI_Comm_dup(comm, newcomm), newcomm);
-    if (rc == MPI_SUCCESS)
-        *request = hmpi_req_new_done();
+    if (rc == MPI_SUCCESS && (*request = hmpi_req_done(0)) == MPI_REQUEST_NULL)
+        rc = MPI_ERR_NO_MEM;
     return rc;
 }
 

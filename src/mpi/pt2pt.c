@@ -164,8 +164,8 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
     if (err)
         return hmpi_raise(comm, err);
     if (dest == MPI_PROC_NULL) {
-        *request = hmpi_req_new_done();
-        return MPI_SUCCESS;
+        *request = hmpi_req_done(0);
+        return *request == MPI_REQUEST_NULL ? hmpi_raise(comm, MPI_ERR_NO_MEM) : MPI_SUCCESS;
     }
     int l = c->local_of[dest];
     if (l < 0) {
@@ -291,9 +291,8 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     if (err)
         return hmpi_raise(comm, err);
     if (source == MPI_PROC_NULL) {
-        *request = hmpi_req_new_done();
-        hmpi_status_proc_null(&hmpi_req_obj(*request)->status);
-        return MPI_SUCCESS;
+        *request = hmpi_req_done(1);
+        return *request == MPI_REQUEST_NULL ? hmpi_raise(comm, MPI_ERR_NO_MEM) : MPI_SUCCESS;
     }
     if (source != MPI_ANY_SOURCE && c->local_of[source] < 0 && c->nwild == 0)
         return PMPI_Irecv(buf, count, type, source, tag, comm, request);

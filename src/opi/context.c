@@ -12,6 +12,7 @@
 #include "../common/log.h"
 #include "../mpi/errors.h"
 #include "../node/node.h"
+#include "../p2p/p2p.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -67,6 +68,35 @@ int opi_raise(MPI_Comm comm, int code)
         return code;
     PMPI_Finalized(&fin);
     return fin ? code : hmpi_raise(comm, code);
+}
+
+static int null_query(void *extra, MPI_Status *st)
+{
+    PMPI_Status_set_elements(st, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_PROC_NULL;
+    st->MPI_TAG = MPI_ANY_TAG;
+    return MPI_SUCCESS;
+}
+
+static int null_free(void *extra) { return MPI_SUCCESS; }
+static int null_cancel(void *extra, int complete) { return MPI_SUCCESS; }
+
+int opi_req_done(const opi_comm_t *oc, int proc_null, MPI_Request *req)
+{
+    if (oc->hs) {
+        MPI_Request h = hmpi_req_done(proc_null);
+        if (h == MPI_REQUEST_NULL)
+            return MPI_ERR_NO_MEM;
+        *req = h;
+        return MPI_SUCCESS;
+    }
+    if (!proc_null)
+        return PMPI_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, oc->shadow, req);
+    /* A generalized request: MPICH 4.0.2's own MPI_Irecv from MPI_PROC_NULL completes
+     * with source 0 and tag 0. */
+    int err = PMPI_Grequest_start(null_query, null_free, null_cancel, NULL, req);
+    return err ? err : PMPI_Grequest_complete(*req);
 }
 
 /* ---- setup ------------------------------------------------------------------------------ */

@@ -138,7 +138,7 @@ static int give_remote(opi_hdr_t *h, int count, MPI_Datatype type, int rank, int
     uint64_t len = h->len;
     /* The request handed back is complete already: an HMPI done request, or the MPI
      * below's (a send to MPI_PROC_NULL). Made first, so a failure leaves nothing sent. */
-    int err = req ? MPI_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, oc->shadow, req) : 0;
+    int err = req ? opi_req_done(oc, 0, req) : 0;
     if (err)
         return err;
     if ((err = PMPI_Isend(h->data, count, type, rank, tag, oc->shadow, &s)) != MPI_SUCCESS) {
@@ -191,7 +191,7 @@ static int give(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI
 
     h->len = (uint64_t)count * t.size;
     if (rank == MPI_PROC_NULL) {
-        err = req ? MPI_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, tag, oc->shadow, req) : 0;
+        err = req ? opi_req_done(oc, 0, req) : 0;
         if (!err)
             opi_pool_put(h); /* consumed, as by any give */
     } else if (oc->hs && oc->hs->local_of[rank] >= 0) {

@@ -110,6 +110,12 @@ int opi_code(opi_err_t e);
 /* Raises code through comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL). */
 int opi_raise(MPI_Comm comm, int code);
 
+/* A request that is complete already: what an OPI_Igive hands back (its buffer is the
+ * library's at once), or with proc_null an OPI_Itake from MPI_PROC_NULL (its status).
+ * On a shadow HMPI accelerates it is an HMPI request (hmpi_req_done); otherwise the MPI
+ * below makes it. Returns 0 or an MPI error code. */
+int opi_req_done(const opi_comm_t *oc, int proc_null, MPI_Request *req);
+
 /* The lock of OPI's process-private state (pools, sends in flight, take operations):
  * taken only under MPI_THREAD_MULTIPLE. Lock order: HMPI's engine lock, then this. */
 void opi_lock_slow(void);

@@ -191,31 +191,6 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const opi_type
     return err;
 }
 
-/* ---- takes from MPI_PROC_NULL -------------------------------------------------------------------- */
-
-static int null_query(void *extra, MPI_Status *st)
-{
-    PMPI_Status_set_elements(st, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(st, 0);
-    st->MPI_SOURCE = MPI_PROC_NULL;
-    st->MPI_TAG = MPI_ANY_TAG;
-    return MPI_SUCCESS;
-}
-
-static int null_free(void *extra) { return MPI_SUCCESS; }
-static int null_cancel(void *extra, int complete) { return MPI_SUCCESS; }
-
-/* A complete request with the status of a receive from MPI_PROC_NULL. HMPI makes one;
- * under pass-through a generalized request does, since MPICH 4.0.2's own MPI_Irecv from
- * MPI_PROC_NULL completes with source 0 and tag 0. */
-static int itake_null(const opi_comm_t *oc, int tag, MPI_Request *req)
-{
-    if (oc->hs)
-        return MPI_Irecv(NULL, 0, MPI_BYTE, MPI_PROC_NULL, tag, oc->shadow, req);
-    int err = PMPI_Grequest_start(null_query, null_free, null_cancel, NULL, req);
-    return err ? err : PMPI_Grequest_complete(*req);
-}
-
 /* ---- the API ------------------------------------------------------------------------------------ */
 
 static int check_take(void **ptr, int count, MPI_Datatype type, int rank, int tag,
@@ -296,7 +271,7 @@ int OPI_Itake(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, M
     route_t route = rank == MPI_PROC_NULL ? ROUTE_REMOTE : route_of(oc, rank);
     if (rank == MPI_PROC_NULL) {
         *ptr = NULL;
-        err = itake_null(oc, tag, request);
+        err = opi_req_done(oc, 1, request);
     } else if (route == ROUTE_REMOTE) {
         opi_hdr_t *h;
         if ((err = opi_pool_get(opi_span(count, &t), &h)) == MPI_SUCCESS) {

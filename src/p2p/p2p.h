@@ -146,6 +146,10 @@ void hmpi_req_bind(hmpi_req_t *r, hmpi_comm_t *c);
 void hmpi_req_release(hmpi_req_t *r);
 /* A request that is already complete with an empty status. */
 MPI_Request hmpi_req_new_done(void);
+/* The same for a caller outside the engine lock (the table is guarded by that lock
+ * alone under MPI_THREAD_MULTIPLE); with proc_null, a receive from MPI_PROC_NULL's
+ * status. MPI_REQUEST_NULL when the table is full. */
+MPI_Request hmpi_req_done(int proc_null);
 
 /* ---- operations (the mpi/ layer validated the arguments) ---------------------------- */
 

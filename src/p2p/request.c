@@ -83,6 +83,16 @@ MPI_Request hmpi_req_new_done(void)
     return hmpi_req_handle(r);
 }
 
+MPI_Request hmpi_req_done(int proc_null)
+{
+    hmpi_p2p_lock();
+    MPI_Request h = hmpi_req_new_done();
+    if (h != MPI_REQUEST_NULL && proc_null)
+        hmpi_status_set(&hmpi_req_obj(h)->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+    hmpi_p2p_unlock();
+    return h;
+}
+
 int hmpi_req_table_init(void)
 {
     if (table)

@@ -231,9 +231,7 @@ static int cas_local(hmpi_win_t *w, int t, const void *origin, const void *compa
 
 static int done_request(MPI_Request *request)
 {
-    hmpi_p2p_lock();
-    *request = hmpi_req_new_done();
-    hmpi_p2p_unlock();
+    *request = hmpi_req_done(0);
     return *request == MPI_REQUEST_NULL ? MPI_ERR_NO_MEM : MPI_SUCCESS;
 }
 

@@ -56,6 +56,18 @@ static void *play(void *arg)
         P2P_CHECK_DATA(b, n, p2p_key(left, r->tag, idx, SEED), "thread role %d iteration %d (%zu B)",
                        r->role, it, n);
         r->messages++;
+        if (r->role == 1) { /* requests to and from MPI_PROC_NULL beside the others' */
+            MPI_Request nq[2];
+            MPI_Status ns[2];
+            MPI_Isend(s, (int)n, MPI_BYTE, MPI_PROC_NULL, r->tag, r->comm, &nq[0]);
+            MPI_Irecv(b, (int)n, MPI_BYTE, MPI_PROC_NULL, r->tag, r->comm, &nq[1]);
+            MPI_Waitall(2, nq, ns);
+            CHECK(nq[0] == MPI_REQUEST_NULL && nq[1] == MPI_REQUEST_NULL &&
+                      ns[1].MPI_SOURCE == MPI_PROC_NULL && ns[1].MPI_TAG == MPI_ANY_TAG &&
+                      p2p_count(&ns[1], MPI_BYTE) == 0,
+                  "thread role 1 iteration %d: MPI_PROC_NULL receive status %d/%d/%d", it,
+                  ns[1].MPI_SOURCE, ns[1].MPI_TAG, p2p_count(&ns[1], MPI_BYTE));
+        }
         if (r->role == 0 && it % 10 == 0) { /* a matched probe beside the stream */
             int v = rank * 1000 + it, got = -1;
             MPI_Message msg;
