@@ -6,14 +6,7 @@
  * wrong result aborts. Sizes: bytes per rank (bcast, allreduce, reduce: the vector;
  * alltoall: each block; allgather: each rank's block); reductions are MPI_SUM on doubles. */
 #define _GNU_SOURCE
-#include <mpi.h>
-
-#include <dlfcn.h>
-#include <getopt.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "bench_util.h"
 
 enum { T_BARRIER, T_BCAST, T_ALLREDUCE, T_REDUCE, T_ALLTOALL, T_ALLGATHER, NTESTS };
 static const char *const test_name[NTESTS] = {"barrier", "bcast", "allreduce", "reduce",
@@ -177,12 +170,6 @@ static void verify(const ctx_t *c, int t, size_t size)
     }
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 /* Median over repetitions of the slowest rank's mean time per call (microseconds). */
 static double measure(const ctx_t *c, int t, size_t size)
 {
@@ -206,31 +193,8 @@ static double measure(const ctx_t *c, int t, size_t size)
         MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         v[r] = slowest;
     }
-    qsort(v, (size_t)o->reps, sizeof v[0], cmp_double);
+    qsort(v, (size_t)o->reps, sizeof v[0], bench_cmp_double);
     return v[o->reps / 2];
-}
-
-/* ---- output ---------------------------------------------------------------------------- */
-
-static void mpi_version(char *out, size_t len)
-{
-    char v[MPI_MAX_LIBRARY_VERSION_STRING];
-    int n = 0;
-    MPI_Get_library_version(v, &n);
-    snprintf(out, len, "%.*s", (int)strcspn(v, "\n"), v);
-}
-
-static void hmpi_state(const ctx_t *c, char *out, size_t len)
-{
-    int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "HMPI_Active");
-    int (*shared)(const void *) = (int (*)(const void *))dlsym(RTLD_DEFAULT, "HMPI_Is_shared");
-    if (!active || !shared) {
-        snprintf(out, len, "not loaded");
-        return;
-    }
-    int s = shared(c->a) + shared(c->b);
-    snprintf(out, len, "%s, buffers %s", active() ? "active" : "pass-through",
-             s == 2 ? "in the shared heap" : s == 0 ? "private" : "half shared");
 }
 
 int main(int argc, char **argv)
@@ -278,8 +242,8 @@ int main(int argc, char **argv)
             if (o.tests & 1u << t)
                 snprintf(tests + strlen(tests), sizeof tests - strlen(tests), "%s%s",
                          tests[0] ? "," : "", test_name[t]);
-        mpi_version(version, sizeof version);
-        hmpi_state(&c, hmpi, sizeof hmpi);
+        bench_mpi_first_line(version, sizeof version);
+        bench_hmpi_state(c.a, c.b, hmpi, sizeof hmpi);
         printf("# coll: tests=%s sizes=%zu..%zu (%d) reps=%d iters=%d buffer=%s ranks=%d\n",
                tests, sizes[0], sizes[nsizes - 1], nsizes, o.reps, o.iters,
                o.preinit ? "preinit" : "heap", c.n);

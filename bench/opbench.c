@@ -13,13 +13,12 @@
  * Rank 0 prints CSV "test,size,value,unit"; received data is checked every iteration.
  *   opbench [--quick] [--min BYTES] [--max BYTES] [--time SECONDS] [--tests copy,opi,...]
  * Needs libhmpi linked (OPI calls); bench/run starts it under hmpirun as usual. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_DEFAULT, in bench_util.h */
+#endif
 #include "hmpi.h"
 
-#include <getopt.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "bench_util.h"
 
 enum { NEIGHBOURS = 4, REGIONS = 2 * NEIGHBOURS, TAG = 7 };
 
@@ -107,12 +106,6 @@ static double step_opi(ctx_t *c)
     return now() - t0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Times one test at one size: warm up, pick an iteration count that fills o->time
  * (rank 0 decides for all), run it. Each rank takes the median of its iterations'
  * times (robust to other jobs taking the cores now and then); returns the mean over
@@ -133,7 +126,7 @@ static double run_point(ctx_t *c, const opts_t *o, double (*step)(ctx_t *))
     MPI_Barrier(MPI_COMM_WORLD);
     for (long i = 0; i < iters; i++)
         t[i] = step(c);
-    qsort(t, (size_t)iters, sizeof *t, cmp_double);
+    qsort(t, (size_t)iters, sizeof *t, bench_cmp_double);
     double bw = (double)c->bytes * NEIGHBOURS / t[iters / 2] / 1e9, sum = 0;
     free(t);
     MPI_Allreduce(&bw, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -217,9 +210,8 @@ int main(int argc, char **argv)
     c.partner = c.rank ^ 1;
     if (c.rank == 0) {
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(lib, &len);
-        printf("# mpi: %.*s\n", (int)strcspn(lib, "\n"), lib);
+        bench_mpi_first_line(lib, sizeof lib);
+        printf("# mpi: %s\n", lib);
         printf("# hmpi: %s, %d ranks in pairs\n", HMPI_Active() ? "active" : "pass-through",
                c.nranks);
         printf("test,size,value,unit\n");
@@ -242,12 +234,12 @@ int main(int argc, char **argv)
         if (o.copy) {
             double bw = run_point(&c, &o, step_copy);
             if (c.rank == 0)
-                printf("copy,%zu,%.3f,GB/s\n", c.bytes, bw);
+                printf("copy,%zu,%.4g,GB/s\n", c.bytes, bw);
         }
         if (o.opi) {
             double bw = run_point(&c, &o, step_opi);
             if (c.rank == 0)
-                printf("opi,%zu,%.3f,GB/s\n", c.bytes, bw);
+                printf("opi,%zu,%.4g,GB/s\n", c.bytes, bw);
         }
         if (c.rank == 0)
             fflush(stdout);

@@ -6,18 +6,9 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #endif
-#include <mpi.h>
+#include "bench_util.h"
 
-#include <dlfcn.h>
-#include <getopt.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/resource.h>
-
-#define KiB ((size_t)1 << 10)
-#define MiB ((size_t)1 << 20)
 
 enum {
     WINDOW = 64,     /* messages in flight per window (bw, bibw, rate) */
@@ -75,54 +66,24 @@ static int window_for(const ctx_t *c, size_t size)
     return w < 1 ? 1 : w > WINDOW ? WINDOW : (int)w;
 }
 
-static uint64_t mix(uint64_t x) /* splitmix64 */
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 /* The contents of message `slot` of `size` bytes sent by rank `from` in check `round`. */
 static uint64_t seed_of(size_t size, int slot, int from, int round)
 {
-    return mix(((uint64_t)size << 24) ^ ((uint64_t)slot << 16) ^ ((uint64_t)round << 12) ^
+    return bench_mix(((uint64_t)size << 24) ^ ((uint64_t)slot << 16) ^ ((uint64_t)round << 12) ^
                (uint64_t)from);
-}
-
-static void fill(unsigned char *p, size_t n, uint64_t seed, uint64_t flip)
-{
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t w = mix(seed + i / 8) ^ flip;
-        memcpy(p + i, &w, n - i < 8 ? n - i : 8);
-    }
 }
 
 static void verify(const ctx_t *c, const unsigned char *p, size_t n, int slot, int from)
 {
     uint64_t seed = seed_of(n, slot, from, c->round);
-    size_t bad = 0, first = n;
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t w = mix(seed + i / 8);
-        size_t k = n - i < 8 ? n - i : 8;
-        if (memcmp(p + i, &w, k) == 0)
-            continue;
-        for (size_t j = 0; j < k; j++) {
-            if (p[i + j] != ((const unsigned char *)&w)[j]) {
-                bad++;
-                first = first < n ? first : i + j;
-            }
-        }
-    }
+    size_t first, bad = bench_wrong_bytes(p, n, seed, &first);
     if (bad == 0)
         return;
-    unsigned char want[8];
-    uint64_t w = mix(seed + first / 8);
-    memcpy(want, &w, 8);
+    unsigned char want = bench_pattern_byte(seed, first);
     fprintf(stderr, "pingpong: rank %d, %s, %zu B, %s check, message %d from rank %d: %zu "
             "wrong bytes, first at %zu: 0x%02x, expected 0x%02x%s\n", c->rank, c->test, n,
-            c->round ? "second" : "first", slot, from, bad, first, p[first], want[first % 8],
-            p[first] == (unsigned char)~want[first % 8] ? " (nothing arrived there)" : "");
+            c->round ? "second" : "first", slot, from, bad, first, p[first], want,
+            p[first] == (unsigned char)~want ? " (nothing arrived there)" : "");
     MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
@@ -147,8 +108,8 @@ static void prepare(const ctx_t *c, size_t size, int window)
 {
     int peer = c->rank ^ 1;
     for (int k = 0; k < window; k++) {
-        fill(c->send + k * stride(size), size, seed_of(size, k, c->rank, c->round), 0);
-        fill(c->recv + k * stride(size), size, seed_of(size, k, peer, c->round), ~0ull);
+        bench_fill(c->send + k * stride(size), size, seed_of(size, k, c->rank, c->round), 0);
+        bench_fill(c->recv + k * stride(size), size, seed_of(size, k, peer, c->round), ~0ull);
     }
 }
 
@@ -282,12 +243,6 @@ static long iterations(const opts_t *o, size_t bytes_per_iter)
     return n < 2 ? 2 : (long)n;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median over --reps repetitions of one test at one size (meaningful on rank 0).
  * The data is checked before warmup and again after the timed repetitions, with a new
  * pattern: timed iterations resend the same bytes, so a copy skipped there would show
@@ -313,9 +268,7 @@ static double measure(ctx_t *c, const test_t *t, size_t size)
         vals[r] = t->value(size, window, c->pairs, iters, slowest);
     }
     checked_step(c, t->step, size, window, 1);
-    qsort(vals, (size_t)c->o->reps, sizeof vals[0], by_value);
-    int r = c->o->reps;
-    return r % 2 ? vals[r / 2] : (vals[r / 2 - 1] + vals[r / 2]) / 2;
+    return bench_median(vals, c->o->reps);
 }
 
 static int make_sizes(const opts_t *o, size_t *sizes)
@@ -336,46 +289,6 @@ static int make_sizes(const opts_t *o, size_t *sizes)
 
 /* ---- output --------------------------------------------------------------------- */
 
-/* The MPI below in one line, e.g. "MPICH Version: 4.0.2 (ch4:ucx)". */
-static void mpi_version(char *out, size_t len)
-{
-    char v[MPI_MAX_LIBRARY_VERSION_STRING], line[256];
-    int n = 0;
-    MPI_Get_library_version(v, &n);
-    const char *dev = strstr(v, "Device:");
-    int first = (int)strcspn(v, "\n");
-    if (dev) {
-        dev += strlen("Device:");
-        dev += strspn(dev, " \t");
-        snprintf(line, sizeof line, "%.*s (%.*s)", first, v, (int)strcspn(dev, "\n"), dev);
-    } else {
-        snprintf(line, sizeof line, "%.*s", first, v);
-    }
-    size_t k = 0;
-    for (const char *p = line; *p && k + 1 < len; p++) { /* one space for each run of blanks */
-        int blank = *p == ' ' || *p == '\t';
-        if (!blank || (k > 0 && out[k - 1] != ' '))
-            out[k++] = blank ? ' ' : *p;
-    }
-    while (k > 0 && out[k - 1] == ' ')
-        k--;
-    out[k] = '\0';
-}
-
-/* Whether HMPI is preloaded and active, and where rank 0's buffers are. */
-static void hmpi_state(const ctx_t *c, char *out, size_t len)
-{
-    int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "HMPI_Active");
-    int (*shared)(const void *) = (int (*)(const void *))dlsym(RTLD_DEFAULT, "HMPI_Is_shared");
-    if (!active || !shared) {
-        snprintf(out, len, "not loaded");
-        return;
-    }
-    int s = shared(c->send) + shared(c->recv);
-    snprintf(out, len, "%s, buffers %s", active() ? "active" : "pass-through",
-             s == 2 ? "in the shared heap" : s == 0 ? "private" : "half shared");
-}
-
 static void print_header(const ctx_t *c, const size_t *sizes, int n)
 {
     const opts_t *o = c->o;
@@ -385,8 +298,8 @@ static void print_header(const ctx_t *c, const size_t *sizes, int n)
             snprintf(tests + strlen(tests), sizeof tests - strlen(tests), "%s%s",
                      tests[0] ? "," : "", test_table[t].name);
     }
-    mpi_version(version, sizeof version);
-    hmpi_state(c, hmpi, sizeof hmpi);
+    bench_mpi_version(version, sizeof version);
+    bench_hmpi_state(c->send, c->recv, hmpi, sizeof hmpi);
     printf("# pingpong: tests=%s sizes=%zu..%zu (%d) perturb=%d touch=%d iters=%d reps=%d "
            "buffer=%s pairs=%d ranks=%d\n", tests, sizes[0], sizes[n - 1], n, o->perturb,
            o->touch, o->iters, o->reps, buf_names[o->buffer], o->pairs, c->nranks);
@@ -470,50 +383,15 @@ static const char usage[] =
 
 static int parse_size(const char *s, size_t *out_p)
 {
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    size_t unit = 1;
-    if (end == s || *s == '-')
-        return -1;
-    switch (*end) {
-    case 'k': case 'K': unit = KiB; end++; break;
-    case 'm': case 'M': unit = MiB; end++; break;
-    case 'g': case 'G': unit = 1024 * MiB; end++; break;
-    }
-    if (*end != '\0' || v == 0 || v > MAX_SIZE / unit)
-        return -1;
-    *out_p = (size_t)v * unit;
-    return 0;
-}
-
-static int parse_int(const char *s, int lo, int hi, int *out_p)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || v < lo || v > hi)
-        return -1;
-    *out_p = (int)v;
-    return 0;
+    return bench_parse_size(s, "KMG", MAX_SIZE, out_p);
 }
 
 static int parse_tests(const char *s, unsigned *out_p)
 {
-    unsigned set = 0;
-    while (*s) {
-        size_t len = strcspn(s, ",");
-        int i = 0;
-        while (i < NTESTS && !(strlen(test_table[i].name) == len &&
-                               strncmp(s, test_table[i].name, len) == 0))
-            i++;
-        if (i == NTESTS)
-            return -1;
-        set |= 1u << i;
-        s += len + (s[len] == ',');
-    }
-    if (set == 0)
-        return -1;
-    *out_p = set;
-    return 0;
+    const char *names[NTESTS];
+    for (int i = 0; i < NTESTS; i++)
+        names[i] = test_table[i].name;
+    return bench_parse_list(s, names, NTESTS, out_p);
 }
 
 /* Reads the command line into o (no output: MPI is not up yet); returns 0 or -1 with
@@ -535,13 +413,13 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
     while (!bad && (opt = getopt_long(argc, argv, "t:p:i:r:qh", longopts, NULL)) != -1) {
         switch (opt) {
         case 't': bad = parse_tests(optarg, &o->tests); break;
-        case 'p': bad = parse_int(optarg, 1, 1 << 20, &o->pairs); break;
+        case 'p': bad = bench_parse_int(optarg, 1, 1 << 20, &o->pairs); break;
         case OPT_MIN: bad = parse_size(optarg, &o->min); break;
         case OPT_MAX: bad = parse_size(optarg, &o->max); break;
         case OPT_PERTURB: o->perturb = 1; break;
         case OPT_TOUCH: o->touch = 1; break;
-        case 'i': bad = parse_int(optarg, 1, 1 << 30, &o->iters); break;
-        case 'r': bad = parse_int(optarg, 1, MAX_REPS, &o->reps); break;
+        case 'i': bad = bench_parse_int(optarg, 1, 1 << 30, &o->iters); break;
+        case 'r': bad = bench_parse_int(optarg, 1, MAX_REPS, &o->reps); break;
         case 'q': o->quick = 1; break;
         case 'h': o->help = 1; break;
         case OPT_BUFFER:
@@ -557,10 +435,8 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
             snprintf(err, errlen, "unknown option or missing value: %s", argv[optind - 1]);
             return -1;
         }
-        for (int i = 0; bad && longopts[i].name; i++) {
-            if (longopts[i].val == opt)
-                snprintf(err, errlen, "bad value '%s' for --%s", optarg, longopts[i].name);
-        }
+        if (bad)
+            bench_bad_value(longopts, opt, optarg, "", err, errlen);
     }
     if (bad)
         return -1;
@@ -639,10 +515,7 @@ int main(int argc, char **argv)
     if (!bad && !o.help)
         bad = check_job(&o, c.nranks, c.bytes, err, sizeof err);
     if (bad || o.help) {
-        if (c.rank == 0 && bad)
-            fprintf(stderr, "pingpong: %s (see --help)\n", err);
-        if (c.rank == 0 && !bad)
-            fputs(usage, stdout);
+        bench_usage_or_error(c.rank, "pingpong", bad ? err : NULL, usage);
         MPI_Finalize();
         return bad ? 2 : 0;
     }

@@ -19,19 +19,10 @@
  * The pair tests use ranks 0 and 1; other ranks sleep meanwhile (they do not compete
  * for cores). */
 #define _GNU_SOURCE
-#include <mpi.h>
+#include "bench_util.h"
 
-#include <dlfcn.h>
-#include <getopt.h>
 #include <limits.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
-
-#define KiB ((size_t)1 << 10)
-#define MiB ((size_t)1 << 20)
 
 enum { WINDOW = 64, MAX_REPS = 51, SKEW_PUTS = 16 };
 static const size_t SKEW_SIZE = 256 * KiB;
@@ -46,18 +37,6 @@ static int wrank, wsize;
 static MPI_Comm pair = MPI_COMM_NULL; /* ranks 0 and 1 */
 
 /* ---- helpers ----------------------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void emit(const char *test, size_t size, double value, const char *unit)
 {
@@ -226,7 +205,7 @@ static void latency_bandwidth(void)
                             double s = pair_loop(op, sync, buf, size, per, iters, p.win);
                             v[k] = bw ? (double)size * per * iters / s / 1e9 : s / iters * 1e6;
                         }
-                        emit(test, size, median(v, opt.reps), bw ? "GB/s" : "us");
+                        emit(test, size, bench_median(v, opt.reps), bw ? "GB/s" : "us");
                     }
                     if (sync)
                         MPI_Win_fence(MPI_MODE_NOSUCCEED, p.win);
@@ -288,7 +267,7 @@ static void skew(void)
                 }
                 MPI_Barrier(pair);
             }
-            emit(test, (size_t)n, median(v, opt.reps), "us");
+            emit(test, (size_t)n, bench_median(v, opt.reps), "us");
         }
         MPI_Group_free(&other);
         MPI_Group_free(&g);
@@ -366,14 +345,14 @@ static void overlap(void)
             for (int k = 0; k < opt.reps; k++)
                 comm[k] = side ? target_epoch(&p, other, buf, size, 0)
                                : origin_epoch(&p, buf, size, 0);
-            double tcomm = median(comm, opt.reps), tcomp = 1.2 * tcomm;
+            double tcomm = bench_median(comm, opt.reps), tcomp = 1.2 * tcomm;
             MPI_Bcast(&tcomp, 1, MPI_DOUBLE, 0, pair);
             for (int k = 0; k < opt.reps; k++) {
                 total[k] = side ? target_epoch(&p, other, buf, size, tcomp)
                                 : origin_epoch(&p, buf, size, tcomp);
                 ov[k] = (tcomm + tcomp - total[k]) / tcomm;
             }
-            double o = median(ov, opt.reps);
+            double o = bench_median(ov, opt.reps);
             emit(test, size, o < 0 ? 0 : o > 1 ? 1 : o, "fraction");
         }
         MPI_Group_free(&other);
@@ -436,7 +415,7 @@ static void sync_time(void)
         }
         if (mode == 1)
             MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
-        emit(names[mode], (size_t)(wsize - 1), median(t, opt.reps), "us");
+        emit(names[mode], (size_t)(wsize - 1), bench_median(t, opt.reps), "us");
     }
     MPI_Group_free(&origins);
     MPI_Group_free(&target);
