@@ -192,7 +192,7 @@ int hmpi_rma_unpack(const void *packed, const hmpi_rma_buf_t *b);
 
 /* ---- accumulate (acc.c, op.c) --------------------------------------------------------- */
 
-/* 1 when HMPI applies ops on type itself (a common predefined type); *size_p its size. */
+/* 1 when type is a basic predefined type (its own element); *size_p its size. */
 int hmpi_rma_op_named(MPI_Datatype type, size_t *size_p);
 /* inout = in op inout over n elements of elem; 0 when HMPI does not know the pair (the
  * caller then uses MPI_Reduce_local). */
