@@ -1,9 +1,10 @@
-/* op.c: HMPI's own loops for the predefined reduction ops on the basic datatypes
- * (no call into the MPI below per slice: MPI_Reduce_local of one double costs about
- * 30 ns, a tenth of a small allreduce; docs/collectives.md), and the layouts of the
- * basic datatypes without asking the MPI below. Everything else (MINLOC/MAXLOC pairs, long double, complex, derived types, user
- * ops) goes to MPI_Reduce_local. Results are those of the MPI standard's definitions:
- * integer arithmetic wraps, logical ops give 0 or 1. No shared state in here. */
+/* op.c: HMPI's own loops for the predefined reduction ops on the basic datatypes (no
+ * call into the MPI below per slice: MPI_Reduce_local of one double costs about 30 ns, a
+ * tenth of a small allreduce; docs/collectives.md), and the layouts of the basic
+ * datatypes without asking the MPI below. Everything else (MINLOC/MAXLOC pairs, long
+ * double, complex, derived types, user ops) goes to MPI_Reduce_local. Results are those
+ * of the MPI standard's definitions: integer arithmetic wraps, logical ops give 0 or 1.
+ * The accumulates of src/rma use these kernels too. No shared state in here. */
 #include "coll.h"
 
 #include <stdbool.h>
