@@ -248,14 +248,20 @@ static void walk_inflight(void)
 }
 
 /* The MPI below progresses only inside its own calls. A rank spinning in HMPI may be
- * what a remote peer waits for (a rendezvous, a nonblocking collective), so every
- * so often progress asks the MPI below to move too. */
+ * what a remote peer waits for (a rendezvous, a nonblocking collective, a passive-target
+ * lock), so every so often progress asks the MPI below to move too. MPI_Iprobe is not
+ * enough for that in MPICH (its one-sided operations stay put); testing a pending
+ * receive runs the whole progress engine in both MPIs. So one receive that never
+ * matches stays posted on a private copy of MPI_COMM_SELF while HMPI runs. */
+static MPI_Comm poke_comm = MPI_COMM_NULL;
+static MPI_Request poke_req = MPI_REQUEST_NULL;
+
 static void poke_below(void)
 {
     static unsigned calls;
-    if ((++calls & 63) == 0) {
+    if ((++calls & 63) == 0 && poke_req != MPI_REQUEST_NULL) {
         int flag;
-        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        PMPI_Test(&poke_req, &flag, MPI_STATUS_IGNORE);
     }
 }
 
@@ -598,6 +604,8 @@ int hmpi_p2p_init(void)
     hmpi_env_own_offset = (offsetof(hmpi_env_t, u) + body + line - 1) / line * line;
     env_bytes = hmpi_env_own_offset + (sizeof(hmpi_env_own_t) + line - 1) / line * line;
     PMPI_Barrier(hmpi_node.comm); /* every pid is published */
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &poke_comm) == MPI_SUCCESS)
+        PMPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, poke_comm, &poke_req);
     cma_ok = cma_check();
     me->cma_ok = cma_ok;
     return 0;
@@ -606,6 +614,12 @@ int hmpi_p2p_init(void)
 void hmpi_p2p_finalize(void)
 {
     me = NULL;
+    if (poke_req != MPI_REQUEST_NULL) {
+        PMPI_Cancel(&poke_req);
+        PMPI_Wait(&poke_req, MPI_STATUS_IGNORE);
+    }
+    if (poke_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&poke_comm);
     /* Nothing to wait for: envelopes and bounce copies live in the shared file, which
      * stays mapped (and readable by peers) until the last local rank exits. */
 }
