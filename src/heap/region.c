@@ -94,7 +94,13 @@ uintptr_t hmpi_region_pick_addr(size_t len)
 {
     /* Between 16 TiB and 96 TiB: above the program and its brk heap, below the
      * shared libraries and stacks that the kernel places near 128 TiB. */
+#if defined(__SANITIZE_THREAD__)
+    /* ThreadSanitizer keeps its shadow memory there; of its application ranges, the
+     * 8 TiB below the libraries and stacks is free. */
+    const uintptr_t lo = (uintptr_t)0x7E8 << 36, hi = (uintptr_t)0x7F0 << 36;
+#else
     const uintptr_t lo = (uintptr_t)16 << 40, hi = (uintptr_t)96 << 40;
+#endif
     uint64_t r = 0;
     if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
         r = (uint64_t)getpid() * 0x9E3779B97F4A7C15ULL;
