@@ -140,6 +140,11 @@ int hmpi_heap_attach(uintptr_t base, size_t ctrl_size, unsigned slice_shift, int
     return 0;
 }
 
+void hmpi_heap_go_private(void)
+{
+    atomic_store_explicit(&heap_on, 0, memory_order_relaxed);
+}
+
 int hmpi_heap_active(void)
 {
     return atomic_load_explicit(&heap_on, memory_order_relaxed);

@@ -54,6 +54,14 @@ size_t hmpi_region_size(int nslices, size_t slice_min, unsigned *shift_p);
  * -1 on failure, leaving no file behind. */
 int hmpi_region_create(const char *dir, size_t len, char *path, size_t pathlen, int *fd_p);
 
+/* The two steps of hmpi_region_create, apart for the unit tests: the name
+ * "<dir>/hmpi-<hex of rnd>" (0, or -1 when it does not fit in pathlen), and the file at
+ * path (O_CREAT|O_EXCL|O_NOFOLLOW: refuses any file or symlink already there; mode
+ * exactly 0600; logs and returns -1 on failure, leaving nothing behind). */
+int hmpi_region_name(const char *dir, const unsigned char *rnd, size_t nrnd, char *path,
+                     size_t pathlen);
+int hmpi_region_create_at(const char *path, size_t len, int *fd_p);
+
 /* Opens a region file made by a local peer; refuses one not owned by this user or
  * readable by others. Logs and returns -1 on failure. */
 int hmpi_region_open(const char *path, int *fd_p);
@@ -68,6 +76,12 @@ uintptr_t hmpi_region_pick_addr(size_t len);
 
 /* Free bytes on the file system of dir, or 0 when it cannot be asked. */
 unsigned long long hmpi_region_space(const char *dir);
+
+/* Once the region is attached: a SIGBUS on one of its pages (the file system under it,
+ * dir, could not supply the page: it is full) prints a message naming dir and calls
+ * abort_job, which should end the whole job; the process exits if it returns. Any
+ * other SIGBUS goes to the handler installed before. */
+void hmpi_region_watch_faults(const char *dir, void (*abort_job)(void));
 
 /* Hands this rank's slice of an already mapped region to the allocator and switches
  * malloc over to it. From then on every thread allocates from the shared heap.
@@ -87,6 +101,10 @@ void hmpi_heap_free(void *p);
 /* Memory that must be in the shared heap (for a peer to read): NULL when the heap is
  * off or full, never private memory. 64-byte aligned. */
 void *hmpi_heap_shared_alloc(size_t n);
+
+/* From now on every allocation of this process is private (the region's file system is
+ * full and the process is on its way out). Signal-safe: one atomic store. */
+void hmpi_heap_go_private(void);
 
 /* 1 once hmpi_heap_attach succeeded in this process. */
 int hmpi_heap_active(void);

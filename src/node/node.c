@@ -1,14 +1,25 @@
 /* node.c: node discovery. The shared-memory communicator of MPI_COMM_WORLD gives the
  * physical node; HMPI_NODE_SIZE=k cuts it into simulated nodes of k consecutive world
- * ranks so the inter-node path can be tested on one machine. */
+ * ranks so the inter-node path can be tested on one machine. Also who may read a rank's
+ * private memory (process_vm_readv): the node's ranks and nobody else. */
 #include "node.h"
 #include "../common/knobs.h"
 #include "../common/log.h"
 #include "../heap/heap.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
-hmpi_node_t hmpi_node = {.comm = MPI_COMM_NULL};
+#ifndef PR_SET_PTRACER
+#define PR_SET_PTRACER 0x59616d61 /* "Yama" */
+#endif
+
+hmpi_node_t hmpi_node = {.comm = MPI_COMM_NULL, .cma_allowed = 1};
 
 int hmpi_node_discover(void)
 {
@@ -65,4 +76,150 @@ void hmpi_node_release(void)
     hmpi_heap_free(n->world_of_local);
     hmpi_heap_free(n->local_of_world);
     n->world_of_local = n->local_of_world = NULL;
+}
+
+/* ---- process_vm_readv rights ---------------------------------------------------------- */
+
+int hmpi_node_stat_ppid(const char *stat)
+{
+    /* comm is whatever the program named itself, ")" included: the fields resume
+     * after the last ')'. */
+    const char *rp = strrchr(stat, ')');
+    if (rp == NULL || rp[1] != ' ' || rp[2] == '\0' || rp[3] != ' ')
+        return -1;
+    char *end;
+    errno = 0;
+    long ppid = strtol(rp + 4, &end, 10);
+    if (errno != 0 || end == rp + 4 || (*end != ' ' && *end != '\0' && *end != '\n') ||
+        ppid < 0 || ppid > 0x7fffffff)
+        return -1;
+    return (int)ppid;
+}
+
+void hmpi_node_ancestry(int pid, int *chain, int depth,
+                        int (*read_stat)(int pid, char *buf, size_t len))
+{
+    char buf[512];
+    for (int i = 0; i < depth; i++)
+        chain[i] = 0;
+    for (int i = 0; i < depth && pid > 1; i++) {
+        if (read_stat(pid, buf, sizeof buf) != 0)
+            return;
+        int ppid = hmpi_node_stat_ppid(buf);
+        if (ppid <= 0)
+            return;
+        chain[i] = pid = ppid;
+    }
+}
+
+int hmpi_node_common_ancestor(const int *chains, int nranks, int depth)
+{
+    for (int i = 0; i < depth && chains[i] > 1; i++) {
+        int cand = chains[i], everywhere = 1;
+        for (int r = 1; r < nranks && everywhere; r++) {
+            const int *row = chains + (size_t)r * (size_t)depth;
+            everywhere = 0;
+            for (int j = 0; j < depth && row[j] != 0 && !everywhere; j++)
+                everywhere = row[j] == cand;
+        }
+        if (everywhere)
+            return cand;
+    }
+    return 0;
+}
+
+hmpi_cma_policy_t hmpi_node_cma_policy(int ptrace_scope, int ancestor)
+{
+    if (ptrace_scope <= 0)
+        return HMPI_CMA_FREE;
+    if (ptrace_scope == 1 && ancestor > 1)
+        return HMPI_CMA_GRANT;
+    return HMPI_CMA_OFF;
+}
+
+static int read_proc_stat(int pid, char *buf, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    return 0;
+}
+
+/* Yama's ptrace_scope, or -1 on a kernel without Yama. */
+static int yama_scope(void)
+{
+    char buf[16] = "";
+    int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    return n > 0 ? atoi(buf) : -1;
+}
+
+void hmpi_node_ptrace_setup(void)
+{
+    hmpi_node_t *n = &hmpi_node;
+    n->cma_allowed = 0;
+    if (!hmpi_knobs.CMA)
+        return;
+    /* The scope is the kernel's, the same for every rank of a (simulated) node, so
+     * all ranks take the same branch and meet in the collective below. */
+    int scope = yama_scope();
+    if (scope <= 0) {
+        n->cma_allowed = 1;
+        return;
+    }
+    int ancestor = 0;
+    if (scope == 1) {
+        /* Local rank 0 gathers every rank's ancestors and names the common one. */
+        int mine[HMPI_ANCESTRY_DEPTH];
+        hmpi_node_ancestry((int)getpid(), mine, HMPI_ANCESTRY_DEPTH, read_proc_stat);
+        int *all = n->rank == 0 ? malloc(sizeof mine * (size_t)n->size) : NULL;
+        if (n->rank == 0 && all == NULL) {
+            hmpi_log_error("out of memory for the node's ancestry: stopping");
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        PMPI_Gather(mine, HMPI_ANCESTRY_DEPTH, MPI_INT, all, HMPI_ANCESTRY_DEPTH, MPI_INT, 0,
+                    n->comm);
+        if (all != NULL)
+            ancestor = hmpi_node_common_ancestor(all, n->size, HMPI_ANCESTRY_DEPTH);
+        free(all);
+        PMPI_Bcast(&ancestor, 1, MPI_INT, 0, n->comm);
+    }
+    int ok = 0;
+    switch (hmpi_node_cma_policy(scope, ancestor)) {
+    case HMPI_CMA_FREE:
+        ok = 1;
+        break;
+    case HMPI_CMA_GRANT:
+        ok = prctl(PR_SET_PTRACER, (unsigned long)ancestor, 0, 0, 0) == 0;
+        break;
+    case HMPI_CMA_OFF:
+        break;
+    }
+    int all_ok = 0;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, n->comm);
+    n->cma_allowed = all_ok;
+    if (hmpi_knobs.VERBOSE >= 1 && n->rank == 0) {
+        if (all_ok)
+            hmpi_log_info("Yama ptrace_scope=1: process_vm_readv granted to pid %d, the "
+                          "common ancestor of the node's ranks, and its descendants",
+                          ancestor);
+        else if (scope == 1)
+            hmpi_log_info("Yama ptrace_scope=1 and %s: process_vm_readv off on this node, "
+                          "buffers outside the heap are bounced",
+                          ancestor > 1 ? "PR_SET_PTRACER failed"
+                                       : "no common ancestor of the node's ranks below init");
+        else
+            hmpi_log_info("Yama ptrace_scope=%d: process_vm_readv off on this node, buffers "
+                          "outside the heap are bounced", scope);
+    }
 }

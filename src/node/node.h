@@ -5,6 +5,7 @@
 #define HMPI_NODE_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 typedef struct {
     int active;           /* 1: HMPI accelerates this job; 0: pure pass-through */
@@ -15,6 +16,8 @@ typedef struct {
     int *world_of_local;  /* [size]: world rank of each local rank */
     int *local_of_world;  /* [world_size]: local rank, or -1 off this node */
     int nnodes;           /* nodes in the job */
+    int cma_allowed;      /* 0: the kernel refuses process_vm_readv between local ranks
+                             (Yama), so CMA is not even tried: buffers are bounced */
 } hmpi_node_t;
 
 extern hmpi_node_t hmpi_node;
@@ -27,6 +30,44 @@ int hmpi_node_discover(void);
  * Returns 0, or -1 when the node must pass through (every local rank gets the same
  * answer, and the first to know has logged why). */
 int hmpi_node_region_setup(void);
+
+/* process_vm_readv rights for the node's ranks, and only for them (collective over the
+ * node). Under Yama's ptrace_scope=1 a rank may read only its descendants, so ranks,
+ * which are siblings, cannot read each other unless each names its reader with
+ * PR_SET_PTRACER. That takes one pid and covers its descendants: every rank names the
+ * nearest common ancestor of the node's ranks (the launcher's local process:
+ * hydra_pmi_proxy, orted, slurmstepd), never PR_SET_PTRACER_ANY. Sets
+ * hmpi_node.cma_allowed; logs why CMA is off at HMPI_VERBOSE>=1. */
+void hmpi_node_ptrace_setup(void);
+
+/* ---- pure parts of hmpi_node_ptrace_setup, unit-tested (tests/unit/node_ptrace.c) -- */
+
+enum { HMPI_ANCESTRY_DEPTH = 16 }; /* ancestors of a rank looked at, parent first */
+
+/* The parent pid in the text of /proc/<pid>/stat ("pid (comm) state ppid ..."; comm
+ * may hold spaces and parentheses), or -1 when the text is not such a line. */
+int hmpi_node_stat_ppid(const char *stat);
+
+/* Fills chain[depth] with the ancestors of pid, parent first, using read_stat(pid, buf,
+ * len) (0 on success) for each /proc/<pid>/stat; unused entries are 0. Stops at init
+ * (1), at 0 (a parent outside the pid namespace) or at a read error. */
+void hmpi_node_ancestry(int pid, int *chain, int depth,
+                        int (*read_stat)(int pid, char *buf, size_t len));
+
+/* The nearest pid that appears in every one of nranks chains (rows of depth entries,
+ * as hmpi_node_ancestry fills them), nearest as seen from row 0. Never 1: init is the
+ * ancestor of every process, and naming it would let anyone read the ranks. 0 when
+ * there is no such pid. */
+int hmpi_node_common_ancestor(const int *chains, int nranks, int depth);
+
+typedef enum {
+    HMPI_CMA_FREE,  /* no Yama, or ptrace_scope 0: same-user processes may read */
+    HMPI_CMA_GRANT, /* ptrace_scope 1: name the common ancestor with PR_SET_PTRACER */
+    HMPI_CMA_OFF,   /* ptrace_scope 1 without a common ancestor, or 2/3: no CMA */
+} hmpi_cma_policy_t;
+
+/* What to do under Yama's ptrace_scope (-1: no Yama) with that ancestor (0: none). */
+hmpi_cma_policy_t hmpi_node_cma_policy(int ptrace_scope, int ancestor);
 
 /* Frees what discovery made (not the region: it stays mapped for the process). */
 void hmpi_node_release(void);

@@ -1,15 +1,20 @@
 /* region_setup.c: the node's ranks agree on one shared region at one address.
  * Local rank 0 creates the file and proposes a random address; every rank maps it
  * there without replacing anything; if any rank cannot, rank 0 proposes another.
- * Once all have mapped it the file is unlinked, so no file outlives the job's start. */
+ * Once all have opened it the file is unlinked, so no file outlives the job's start.
+ * Then the node's ranks get process_vm_readv rights to each other (node.c), and a
+ * SIGBUS from a full file system under the region becomes a message and an abort. */
 #include "node.h"
 #include "../common/knobs.h"
 #include "../common/log.h"
 #include "../heap/heap.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 enum { MAP_ATTEMPTS = 16 };
@@ -28,6 +33,26 @@ static int all_agree(int yes)
     int all = 0;
     PMPI_Allreduce(&yes, &all, 1, MPI_INT, MPI_MIN, hmpi_node.comm);
     return all;
+}
+
+/* A rank could not map the region for want of address space: say which limit. */
+static void log_no_address_space(size_t len)
+{
+    struct rlimit rl;
+    char limit[64] = "unlimited";
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(limit, sizeof limit, "%llu MiB", (unsigned long long)rl.rlim_cur >> 20);
+    hmpi_log_error("cannot map the %zu GiB shared region: out of address space (RLIMIT_AS, "
+                   "ulimit -v: %s; or vm.overcommit_memory=2); lower HMPI_HEAP_SIZE (%zu GiB "
+                   "per rank now) or raise the limit: running as pass-through",
+                   len >> 30, limit, (size_t)hmpi_knobs.HEAP_SIZE >> 30);
+}
+
+/* Called by the SIGBUS handler when the region's file system is full (the message is
+ * out): the job cannot go on. */
+static void abort_job(void)
+{
+    PMPI_Abort(MPI_COMM_WORLD, 1);
 }
 
 static int make_offer(offer_t *o)
@@ -64,14 +89,21 @@ int hmpi_node_region_setup(void)
         return -1;
 
     int fd = -1;
-    int opened = hmpi_region_open(o.path, &fd) == 0;
-    if (!all_agree(opened))
+    int opened = all_agree(hmpi_region_open(o.path, &fd) == 0);
+    /* Every rank holds the file open (or none will use it): the name has done its job.
+     * Gone now rather than once mapped, so that a rank killed from here on, during the
+     * mapping's retries too, leaves nothing in HMPI_SHM_DIR. */
+    if (leader)
+        unlink(o.path);
+    if (!opened)
         goto fail;
 
-    int mapped = 0;
-    for (int attempt = 0; attempt < MAP_ATTEMPTS && !mapped; attempt++) {
+    int mapped = 0, no_space = 0;
+    for (int attempt = 0; attempt < MAP_ATTEMPTS && !mapped && !no_space; attempt++) {
         int err = hmpi_region_map(fd, o.addr, o.len);
         mapped = all_agree(err == 0);
+        /* ENOMEM is the address space limit, not a collision: no other address helps. */
+        no_space = !all_agree(err != ENOMEM);
         if (!mapped) {
             if (err == 0)
                 munmap((void *)o.addr, o.len);
@@ -81,19 +113,22 @@ int hmpi_node_region_setup(void)
         }
     }
     if (!mapped) {
-        if (leader)
-            hmpi_log_error("no address free in every local rank for a %zu-byte region after "
-                           "%d tries (lower HMPI_HEAP_SIZE?): running as pass-through",
-                           o.len, MAP_ATTEMPTS);
+        if (leader && no_space)
+            log_no_address_space(o.len);
+        else if (leader)
+            hmpi_log_error("no address free in every local rank for the %zu GiB region "
+                           "after %d random tries between 16 and 96 TiB (taken by other "
+                           "mappings; lower HMPI_HEAP_SIZE?): running as pass-through",
+                           o.len >> 30, MAP_ATTEMPTS);
         goto fail;
     }
-    if (leader)
-        unlink(o.path); /* every rank has it mapped: nothing must outlive the job */
 
     int attached = hmpi_heap_attach(o.addr, HMPI_REGION_ALIGN, o.shift, hmpi_node.size,
                                     hmpi_node.rank, fd) == 0;
     if (!all_agree(attached))
         return -1; /* the mapping stays: blocks already served from it remain valid */
+    hmpi_region_watch_faults(hmpi_knobs.SHM_DIR, abort_job);
+    hmpi_node_ptrace_setup();
     if (hmpi_knobs.VERBOSE >= 1 && leader)
         hmpi_log_info("shared heap: %d ranks, %zu GiB per rank at %p", hmpi_node.size,
                       ((size_t)1 << o.shift) >> 30, (void *)o.addr);
@@ -102,7 +137,5 @@ int hmpi_node_region_setup(void)
 fail:
     if (fd >= 0)
         close(fd);
-    if (leader)
-        unlink(o.path);
     return -1;
 }

@@ -16,18 +16,42 @@ Scenarios:
   no-region    HMPI_SHM_DIR=/nonexistent-dir: "no shared region", pass-through works
   small-tmpfs  a 1 MiB tmpfs (mounted in a private mount namespace when allowed) and
                HMPI_SHM_MIN_FREE=1T: "bytes free", pass-through works
+The scenarios below run fault_victim (--victim; see its banner for the modes):
+  kill-mid     a rank SIGKILLed in the middle of a 256 MiB synergistic transfer, as
+               receiver and as sender
+  kill-wait    a rank SIGKILLed while the others wait for it in MPI_Recv, MPI_Barrier,
+               MPI_Win_fence
+  abort-wait   the last rank calls MPI_Abort while the others wait as above
+               each of these: the job ends within FAULT_BOUND s of the failure, with a
+               nonzero exit, no process of it left, the region dir empty
+  other-user   while a job holds its region (a regular file of mode 0600, owned by the
+               job's user, unlinked), a process of another user (setpriv as nobody)
+               cannot open /proc/<rank>/mem, /proc/<rank>/map_files/<region>, list
+               /proc/<rank>/fd, nor process_vm_readv a rank's heap (EPERM); skipped
+               (exit 77) when not root or without setpriv
+  addr-taken   the region's whole address range taken before MPI_Init: a clear
+               message, pass-through works
+  rlimit-as    RLIMIT_AS too low for the region (prlimit): a clear message naming the
+               limit, pass-through works
+  tmpfs-full   a 64 MiB tmpfs that the ranks fill past its size during the run: HMPI's
+               message naming the full file system, never a bare SIGBUS
 Standard library only."""
 
 import argparse
 import os
+import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import time
 
 JOB_TIMEOUT = 60  # seconds one launch may take before the driver kills it
+FAULT_TIMEOUT = 40  # the same, for a job where a rank fails on purpose
+FAULT_BOUND = 15  # seconds a job may take to end after one of its ranks failed
+SKIP = 77  # CTest SKIP_RETURN_CODE
 
 
 class Failure(Exception):
@@ -198,15 +222,263 @@ class Driver:
         self.pass_through({"HMPI_SHM_DIR": d}, texts, wrap=wrap, what=" (1 MiB tmpfs)")
         self.expect_empty(d, "1 MiB tmpfs")
 
+    # ---- faults: a rank killed or aborting while others wait inside HMPI -------------
+    def survivors(self, marker, grace=10):
+        """Processes of a finished job still alive after grace seconds: killed, and
+        returned as 'pid (name)' for the failure message."""
+        deadline = time.monotonic() + grace
+        alive = self.ranks_alive(marker)
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.2)
+            alive = self.ranks_alive(marker)
+        names = []
+        for pid in alive:
+            try:
+                with open("/proc/%d/comm" % pid) as f:
+                    names.append("%d (%s)" % (pid, f.read().strip()))
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        return names
+
+    def fault_job(self, mode, np):
+        """Runs fault_victim MODE; the job must fail, end within FAULT_BOUND s of the
+        victim's failure, leave no process and no file. Returns that delay."""
+        a = self.args
+        d = self.fresh_dir()
+        marker = "HMPI_SHM_DIR=" + d
+        rc, out, _ = self.run([a.mpiexec] + a.launcher_flag + ["-n", str(np), a.victim, mode],
+                              {"HMPI_SHM_DIR": d}, timeout=FAULT_TIMEOUT)
+        ended = time.time()
+        what = "fault_victim %s" % mode
+        check(rc != 0, "%s: the job exited 0" % what)
+        check("without the victim" not in out, "%s: a wait completed without the victim" % what)
+        m = re.search(r"fault_victim: rank \d+ (.*) at (\d+\.\d+)", out)
+        check(m is not None, "%s: the victim did not report its failure" % what)
+        delay = ended - float(m.group(2))
+        print("  -> %s: the job ended %.2f s after the victim %s" % (mode, delay,
+              "aborted" if "MPI_Abort" in m.group(1) else "died"), flush=True)
+        check(delay <= FAULT_BOUND, "%s: the job took %.1f s to end" % (what, delay))
+        left = self.survivors(marker)
+        check(not left, "%s: processes outlived the job: %s" % (what, ", ".join(left)))
+        self.expect_empty(d, what)
+        return delay
+
+    def fault_cases(self, modes):
+        check(self.args.victim, "--victim is required")
+        times = ["%s %.2f s" % (m, self.fault_job(m, self.args.np)) for m in modes]
+        print("job end after the failure: " + ", ".join(times))
+
+    def kill_mid(self):
+        self.fault_cases(["kill-recv-mid", "kill-send-mid"])
+
+    def kill_wait(self):
+        self.fault_cases(["kill-recv", "kill-barrier", "kill-fence"])
+
+    def abort_wait(self):
+        self.fault_cases(["abort-recv", "abort-barrier", "abort-fence"])
+
+    # ---- another user against a running job ------------------------------------------
+    def other_user(self):
+        a = self.args
+        check(a.victim, "--victim is required")
+        setpriv = shutil.which("setpriv")
+        if os.geteuid() != 0 or setpriv is None:
+            raise Skip("needs root and setpriv to run a probe as another user")
+        d = self.fresh_dir()
+        hold = self.fresh_dir()
+        marker = "HMPI_SHM_DIR=" + d
+        env = dict(os.environ)
+        env.update({"HMPI_SHM_DIR": d})
+        cmd = [a.mpiexec] + a.launcher_flag + ["-n", str(a.np), a.victim, "hold", hold]
+        print("+ HMPI_SHM_DIR=%s %s" % (d, " ".join(cmd)), flush=True)
+        job = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+        try:
+            ranks = self.held_ranks(hold, a.np, job)
+            # The system's python: one under /root (pyenv) may be out of nobody's reach.
+            python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+            probe = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+                     python, os.path.abspath(__file__), "probe"]
+            for r in ranks:
+                probe += ["--target", "%d:%s:%d:%s" % (r["pid"], r["addr"], r["len"],
+                                                       r["map"] or "-")]
+            print("+ " + " ".join(probe), flush=True)
+            pr = subprocess.run(probe, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                timeout=30)
+            sys.stdout.write(pr.stdout.decode(errors="replace"))
+            check(b"probe: uid" in pr.stdout,
+                  "the probe did not run as nobody (can nobody read %s?)" % __file__)
+            check(pr.returncode == 0, "the other user's probe got in (exit %d)" % pr.returncode)
+        finally:
+            open(os.path.join(hold, "release"), "w").close()
+            try:
+                out, _ = job.communicate(timeout=FAULT_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                os.killpg(job.pid, signal.SIGKILL)
+                out, _ = job.communicate()
+            sys.stdout.write(out.decode(errors="replace"))
+        check(job.returncode == 0, "the held job failed (exit %d)" % job.returncode)
+        check(b"HMPI active" in out, "the held job did not run with HMPI active")
+        check(not self.survivors(marker), "processes outlived the held job")
+        self.expect_empty(d, "other-user")
+
+    def held_ranks(self, hold, np, job):
+        """Waits for every rank's "pid addr len shared" line; adds the region's
+        map_files name from /proc/<pid>/maps, and checks that this user (root) can read
+        the secret, so that a refusal to the other user means something."""
+        deadline = time.monotonic() + 30
+        files = [os.path.join(hold, "rank.%d" % r) for r in range(np)]
+        while not all(os.path.exists(f) for f in files):
+            check(job.poll() is None, "the held job ended early (exit %s)" % job.returncode)
+            check(time.monotonic() < deadline, "the ranks did not publish their buffers")
+            time.sleep(0.05)
+        ranks = []
+        for f in files:
+            pid, addr, length, shared = open(f).read().split()
+            check(shared == "1", "%s: the secret is not in the shared heap" % f)
+            rmap = None
+            with open("/proc/%s/maps" % pid) as m:
+                for line in m:
+                    if "/hmpi-" in line and "(deleted)" in line:
+                        rmap = line.split()[0]
+            check(rmap is not None, "rank pid %s maps no deleted region file" % pid)
+            st = os.stat("/proc/%s/map_files/%s" % (pid, rmap))  # the region's file itself
+            check(stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600 and
+                  st.st_uid == os.geteuid() and st.st_nlink == 0,
+                  "rank pid %s: region file mode %o, owner %d, links %d (want 0600, %d, 0)"
+                  % (pid, st.st_mode, st.st_uid, st.st_nlink, os.geteuid()))
+            got = cma_read(int(pid), int(addr, 16), 16)
+            check(got == b"\x5e" * 16, "root cannot read rank %s's secret: %r" % (pid, got))
+            ranks.append({"pid": int(pid), "addr": addr, "len": int(length), "map": rmap})
+        print("held ranks: %s" % ranks, flush=True)
+        return ranks
+
+    # ---- resource limits -------------------------------------------------------------
+    def victim_pass_through(self, mode_args, env, texts, wrap=None, what=""):
+        a = self.args
+        check(a.victim, "--victim is required")
+        d = self.fresh_dir()
+        env = dict(env, HMPI_SHM_DIR=d)
+        rc, out, _ = self.run((wrap or []) + [a.mpiexec] + a.launcher_flag +
+                              ["-n", str(a.np), a.victim] + mode_args, env)
+        check(rc == 0, "%s: the pass-through job failed (exit %d)" % (what, rc))
+        for t in texts:
+            check(t in out, "%s: no \"%s\" in the output" % (what, t))
+        check("HMPI off" in out, "%s: the program did not report HMPI off" % what)
+        self.expect_empty(d, what)
+
+    def addr_taken(self):
+        self.victim_pass_through(["occupy"], {},
+                                 ["no address free in every local rank", "pass-through"],
+                                 what="address range taken")
+
+    def rlimit_as(self):
+        prlimit = shutil.which("prlimit")
+        if prlimit is None:
+            raise Skip("prlimit (util-linux) is missing")
+        self.victim_pass_through(["ring", "off"], {},
+                                 ["RLIMIT_AS", "lower HMPI_HEAP_SIZE", "pass-through"],
+                                 wrap=[prlimit, "--as=%d" % (8 << 30)], what="RLIMIT_AS 8G")
+
+    def tmpfs_full(self):
+        a = self.args
+        check(a.victim, "--victim is required")
+        unshare = shutil.which("unshare")
+        d = self.fresh_dir()
+        wrap = None
+        if unshare:
+            wrap = [unshare, "--mount", "--propagation", "private", "sh", "-c",
+                    'mount -t tmpfs -o size=64M hmpitest "$0" && exec "$@"', d]
+            probe = subprocess.run(wrap + ["true"], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+            if probe.returncode != 0:
+                wrap = None
+        if wrap is None:
+            raise Skip("cannot mount a tmpfs in a private mount namespace here")
+        marker = "HMPI_SHM_DIR=" + d
+        rc, out, _ = self.run(wrap + [a.mpiexec] + a.launcher_flag +
+                              ["-n", str(a.np), a.victim, "fill", "100"],
+                              {"HMPI_SHM_DIR": d, "HMPI_SHM_MIN_FREE": "1M"},
+                              timeout=FAULT_TIMEOUT)
+        check(rc != 0, "filling a 64 MiB tmpfs with 2x100 MiB succeeded")
+        check("is full" in out and d in out,
+              "no message naming the full file system %s" % d)
+        for bare in ("Bus error", "signal 7", "SIGNAL: 7"):
+            check(bare not in out, "a bare SIGBUS reached the launcher (\"%s\")" % bare)
+        check(not self.survivors(marker), "processes outlived the job")
+        self.expect_empty(d, "tmpfs-full")
+
+
+class Skip(Exception):
+    pass
+
+
+def cma_read(pid, addr, n):
+    """process_vm_readv of n bytes at addr in pid: the bytes, or an OSError."""
+    import ctypes
+
+    class IoVec(ctypes.Structure):
+        _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.process_vm_readv.restype = ctypes.c_ssize_t
+    buf = ctypes.create_string_buffer(n)
+    local = IoVec(ctypes.cast(buf, ctypes.c_void_p), n)
+    remote = IoVec(ctypes.c_void_p(addr), n)
+    got = libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+    if got < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return buf.raw[:got]
+
+
+def probe(targets):
+    """Run as another user: every way into the ranks' memory must be refused."""
+    if os.geteuid() == 0:
+        print("probe: running as root, not as another user")
+        return 1
+    bad = []
+    for t in targets:
+        pid, addr, length, rmap = t.split(":")
+        pid, addr = int(pid), int(addr, 16)
+        tries = [("/proc/%d/mem" % pid, lambda p=pid: open("/proc/%d/mem" % p, "rb")),
+                 ("process_vm_readv", lambda p=pid, a=addr: cma_read(p, a, 16)),
+                 ("listdir map_files", lambda p=pid: os.listdir("/proc/%d/map_files" % p)),
+                 ("listdir fd", lambda p=pid: os.listdir("/proc/%d/fd" % p))]
+        if rmap != "-":
+            path = "/proc/%d/map_files/%s" % (pid, rmap)
+            tries.append((path, lambda q=path: open(q, "rb")))
+        for what, fn in tries:
+            try:
+                fn()
+                bad.append("%s of pid %d succeeded" % (what, pid))
+            except PermissionError as e:
+                print("probe: uid %d: %s of pid %d refused: %s" % (os.geteuid(), what, pid,
+                                                                    e.strerror))
+            except OSError as e:
+                bad.append("%s of pid %d: %s (want EPERM/EACCES)" % (what, pid, e))
+    for b in bad:
+        print("probe: FAILED: " + b)
+    return 1 if bad else 0
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    if len(sys.argv) > 1 and sys.argv[1] == "probe":
+        pp = argparse.ArgumentParser(description="the other user's probe (other-user)")
+        pp.add_argument("probe")
+        pp.add_argument("--target", action="append", default=[])
+        return probe(pp.parse_args().target)
     ap.add_argument("scenario",
-                    choices=["debris", "kill", "bad-knob", "no-region", "small-tmpfs"])
+                    choices=["debris", "kill", "bad-knob", "no-region", "small-tmpfs",
+                             "kill-mid", "kill-wait", "abort-wait", "other-user",
+                             "addr-taken", "rlimit-as", "tmpfs-full"])
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--program", required=True)
     ap.add_argument("--hmpirun")
     ap.add_argument("--plain-program")
+    ap.add_argument("--victim", help="the fault_victim program")
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--launcher-flag", action="append", default=[])
     args = ap.parse_args()
@@ -216,6 +488,9 @@ def main():
     except Failure as e:
         print("FAILED: %s: %s" % (args.scenario, e), flush=True)
         return 1
+    except Skip as e:
+        print("SKIPPED: %s: %s" % (args.scenario, e), flush=True)
+        return SKIP
     finally:
         drv.cleanup()
     print("ok: %s" % args.scenario)

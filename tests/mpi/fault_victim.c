@@ -1,0 +1,294 @@
+/* fault_victim.c: one rank fails on purpose while the others wait inside HMPI, for
+ * tests/mpi/driver.py, which judges the job from outside (it ends in bounded time,
+ * no process of it survives, the region directory stays empty). Modes (argv[1]):
+ *   kill-recv-mid   rank 1 SIGKILLs itself once a large message starts landing in
+ *                   its buffer; rank 0 waits in MPI_Send for the copy to finish
+ *   kill-send-mid   rank 0 SIGKILLs itself once its large message starts landing in
+ *                   rank 1's buffer; rank 1 is in MPI_Recv, then MPI_Barrier
+ *   kill-recv | kill-barrier | kill-fence
+ *                   the last rank SIGKILLs itself while the others wait for it in
+ *                   MPI_Recv / MPI_Barrier / MPI_Win_fence
+ *   abort-recv | abort-barrier | abort-fence
+ *                   the same, but the last rank calls MPI_Abort(MPI_COMM_WORLD, 7)
+ *   hold DIR        every rank writes "pid address length" of a heap buffer to
+ *                   DIR/rank.N and waits (at most 60 s) for DIR/release: another
+ *                   user's process probes the ranks meanwhile
+ *   occupy          before MPI_Init, takes the whole address range where HMPI places
+ *                   its region; then as "ring"
+ *   ring [on|off]   a ring of 1 MiB messages and an allreduce; checks HMPI_Active()
+ *   fill MIB        every rank mallocs and touches MIB MiB in 1 MiB blocks (for a
+ *                   region's file system that fills up during the run)
+ * A rank about to fail prints "fault_victim: ... at <unix time>" so the driver can
+ * measure how long the job takes to end after it. */
+#define CHECK_WITH_MPI
+#include "../check.h"
+#include "hmpi.h"
+
+#include <errno.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { BIG = 256 << 20 }; /* large enough to take tens of ms to copy */
+
+static int rank, size;
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static void die_now(const char *what)
+{
+    fprintf(stderr, "fault_victim: rank %d %s at %.3f\n", rank, what, wall());
+    fflush(stderr);
+    raise(SIGKILL);
+}
+
+/* A buffer in the shared heap when HMPI is active: malloc's, or OPI_Alloc's where malloc
+ * stays private (sanitizer builds, HMPI_NO_MALLOC_INTERPOSE). Never freed. */
+static uint8_t *shared_buffer(size_t len)
+{
+    void *p = malloc(len);
+    CHECK(p != NULL, "malloc %zu", len);
+    if (!HMPI_Is_shared(p) && HMPI_Active()) {
+        free(p);
+        CHECK(OPI_Alloc(&p, len) == MPI_SUCCESS && p != NULL, "OPI_Alloc %zu", len);
+    }
+    return p;
+}
+
+/* ---- killed in the middle of a transfer -------------------------------------------- */
+
+/* A thread of the victim watches the receive buffer: once its first byte has landed
+ * and its last has not, the transfer is under way and the victim dies. */
+typedef struct {
+    volatile const uint8_t *buf;
+    size_t len;
+} watch_t;
+
+static void *watcher(void *arg)
+{
+    watch_t *w = arg;
+    double give_up = wall() + 20;
+    while (w->buf[0] == 0 && wall() < give_up)
+        ;
+    size_t landed = 0;
+    for (size_t i = 0; i < w->len; i += 4096)
+        landed += w->buf[i] != 0;
+    char what[128];
+    snprintf(what, sizeof what, "SIGKILLs itself with %zu of %zu pages landed", landed,
+             w->len / 4096);
+    die_now(what);
+    return NULL;
+}
+
+static void start_watcher(watch_t *w)
+{
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, watcher, w) == 0, "pthread_create");
+}
+
+static void kill_mid(int victim)
+{
+    CHECK(size >= 2, "needs 2 ranks");
+    uint8_t *buf = shared_buffer(BIG);
+    if (rank == 0)
+        memset(buf, 0xA5, BIG);
+    else
+        memset(buf, 0, BIG);
+    /* The receiver's buffer address: the sender watches it when it is the victim
+     * (it can read it in place: the buffer is in the shared heap). */
+    uint64_t at = (uint64_t)(uintptr_t)buf;
+    MPI_Bcast(&at, 1, MPI_UINT64_T, 1, MPI_COMM_WORLD);
+    watch_t w = {(volatile const uint8_t *)(uintptr_t)at, BIG};
+    if (rank == victim) {
+        CHECK(rank != 0 || HMPI_Is_shared((void *)(uintptr_t)at),
+              "the receive buffer is not shared: the sender cannot watch it");
+        start_watcher(&w);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Send(buf, BIG, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        MPI_Recv(buf, BIG, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (rank == victim)
+            sleep_ms(20000); /* the watcher missed the transfer: let the job time out */
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* never completes: a rank is dead */
+    fprintf(stderr, "fault_victim: rank %d: the barrier completed without the victim\n", rank);
+    MPI_Finalize();
+    exit(3);
+}
+
+/* ---- killed or aborting while the others wait for it ------------------------------- */
+
+static void fail_while_waited(const char *how, const char *where)
+{
+    int victim = size - 1, abort_it = strcmp(how, "abort") == 0;
+    MPI_Win win = MPI_WIN_NULL;
+    int *base = NULL;
+    if (strcmp(where, "fence") == 0) {
+        MPI_Win_allocate(4096, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+        MPI_Win_fence(0, win);
+    }
+    int x = rank;
+    MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* all are up */
+    if (rank == victim) {
+        sleep_ms(500); /* the others are spinning by now */
+        if (abort_it) {
+            fprintf(stderr, "fault_victim: rank %d calls MPI_Abort at %.3f\n", rank, wall());
+            fflush(stderr);
+            MPI_Abort(MPI_COMM_WORLD, 7);
+            sleep_ms(60000);
+        }
+        die_now("SIGKILLs itself");
+    }
+    if (strcmp(where, "recv") == 0) {
+        int v;
+        MPI_Recv(&v, 1, MPI_INT, victim, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (strcmp(where, "barrier") == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else {
+        MPI_Win_fence(0, win);
+    }
+    fprintf(stderr, "fault_victim: rank %d: MPI_%s completed without the victim\n", rank,
+            where);
+    MPI_Finalize();
+    exit(3);
+}
+
+/* ---- held for another user's probe --------------------------------------------------- */
+
+static void hold(const char *dir)
+{
+    size_t len = 1 << 20;
+    uint8_t *secret = shared_buffer(len);
+    memset(secret, 0x5E, len);
+    char path[512], tmp[520];
+    snprintf(path, sizeof path, "%s/rank.%d", dir, rank);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    CHECK(f != NULL, "fopen %s: %s", tmp, strerror(errno));
+    fprintf(f, "%d %#llx %zu %d\n", (int)getpid(), (unsigned long long)(uintptr_t)secret, len,
+            HMPI_Is_shared(secret));
+    CHECK(fclose(f) == 0 && rename(tmp, path) == 0, "publish %s", path);
+    snprintf(path, sizeof path, "%s/release", dir);
+    double give_up = wall() + 60;
+    while (access(path, F_OK) != 0 && wall() < give_up)
+        sleep_ms(20);
+    for (size_t i = 0; i < len; i++)
+        CHECK(secret[i] == 0x5E, "rank %d: the secret changed at byte %zu", rank, i);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("fault_victim: held, HMPI %s\n", HMPI_Active() ? "active" : "off");
+}
+
+/* ---- pass-through jobs --------------------------------------------------------------- */
+
+static void ring(int expect_on)
+{
+    int active = HMPI_Active();
+    CHECK(expect_on < 0 || active == expect_on, "rank %d: HMPI_Active() = %d, expected %d",
+          rank, active, expect_on);
+    size_t len = 1 << 20;
+    uint8_t *out = malloc(len), *in = malloc(len);
+    CHECK(out && in, "malloc");
+    for (size_t i = 0; i < len; i++)
+        out[i] = (uint8_t)(i * 7 + (size_t)rank);
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    MPI_Sendrecv(out, (int)len, MPI_BYTE, next, 0, in, (int)len, MPI_BYTE, prev, 0,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (size_t i = 0; i < len; i++)
+        CHECK(in[i] == (uint8_t)(i * 7 + (size_t)prev), "rank %d: byte %zu from %d", rank, i,
+              prev);
+    int sum = 0;
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(sum == size * (size - 1) / 2, "allreduce gave %d", sum);
+    free(out);
+    free(in);
+    if (rank == 0)
+        printf("fault_victim: ring ok, HMPI %s\n", active ? "active" : "off");
+}
+
+/* Takes every free GiB of [16 TiB, 96 TiB), where hmpi_region_pick_addr draws the
+ * region's address, with inaccessible reservations: address space only, no memory.
+ * (Something, mimalloc or the loader, may already hold a piece of it.) */
+static void occupy(void)
+{
+    const uintptr_t lo = (uintptr_t)16 << 40, hi = (uintptr_t)96 << 40, gib = (uintptr_t)1 << 30;
+    size_t taken = 0;
+    for (uintptr_t a = lo; a < hi; a += gib) {
+        void *p = mmap((void *)a, gib, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+        if (p == (void *)a)
+            taken++;
+        else if (p != MAP_FAILED)
+            munmap(p, gib); /* an old kernel placed it elsewhere */
+    }
+    if (taken < (hi - lo) / gib / 2) {
+        fprintf(stderr, "fault_victim: took only %zu GiB of [%#lx, %#lx)\n", taken,
+                (unsigned long)lo, (unsigned long)hi);
+        exit(2);
+    }
+}
+
+static void fill(long mib)
+{
+    for (long i = 0; i < mib; i++) {
+        uint8_t *p = shared_buffer(1 << 20);
+        memset(p, 1, 1 << 20); /* touch every page: the file system must hold it */
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("fault_victim: filled %ld MiB per rank, HMPI %s\n", mib,
+               HMPI_Active() ? "active" : "off");
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "occupy") == 0)
+        occupy();
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (strcmp(mode, "kill-recv-mid") == 0) {
+        kill_mid(1);
+    } else if (strcmp(mode, "kill-send-mid") == 0) {
+        kill_mid(0);
+    } else if (strncmp(mode, "kill-", 5) == 0) {
+        fail_while_waited("kill", mode + 5);
+    } else if (strncmp(mode, "abort-", 6) == 0) {
+        fail_while_waited("abort", mode + 6);
+    } else if (strcmp(mode, "hold") == 0 && argc > 2) {
+        hold(argv[2]);
+    } else if (strcmp(mode, "occupy") == 0) {
+        ring(0);
+    } else if (strcmp(mode, "ring") == 0) {
+        ring(argc > 2 ? strcmp(argv[2], "on") == 0 : -1);
+    } else if (strcmp(mode, "fill") == 0 && argc > 2) {
+        fill(atol(argv[2]));
+    } else {
+        if (rank == 0)
+            fprintf(stderr, "fault_victim: unknown mode '%s' (see the file's banner)\n", mode);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Finalize();
+    return 0;
+}
