@@ -21,7 +21,9 @@ static int parse_integer(const char *text, int allow_suffix, long long *out_p)
 {
     char *end;
     errno = 0;
-    if (text[0] == '\0' || text[0] == '-' || text[0] == '+' || text[0] == ' ')
+    /* A digit first: strtoull would also skip any white space (tab, form feed, ...)
+     * and take a sign, none of which a knob's value may start with. */
+    if (text[0] < '0' || text[0] > '9')
         return -1;
     unsigned long long v = strtoull(text, &end, 10);
     if (errno != 0 || end == text)

@@ -21,9 +21,13 @@ static int tags_overlap(int a, int b)
  * message with this tag. */
 static hmpi_req_t *wild_before(hmpi_comm_t *c, int tag, const hmpi_req_t *upto)
 {
-    for (hmpi_req_t *w = hmpi_posted_head; w && w != upto; w = w->next)
+    for (hmpi_match_recv_t *m = hmpi_p2p_match.posted_head; m; m = m->next) {
+        hmpi_req_t *w = hmpi_req_of(m);
+        if (w == upto)
+            break;
         if (w->wild && w->comm == c && tags_overlap(w->tag, tag))
             return w;
+    }
     return NULL;
 }
 
@@ -35,7 +39,7 @@ static int post_below(hmpi_req_t *r)
 int hmpi_bridge_recv_remote(hmpi_req_t *r)
 {
     if (r->comm->nwild > 0 && wild_before(r->comm, r->tag, NULL)) {
-        r->deferred = 1;
+        r->m.held = 1;
         hmpi_p2p_post(r);
         hmpi_bridge_pending++;
         return MPI_SUCCESS;
@@ -45,13 +49,14 @@ int hmpi_bridge_recv_remote(hmpi_req_t *r)
 
 void hmpi_bridge_wild_done(hmpi_comm_t *c)
 {
-    hmpi_req_t *next;
-    for (hmpi_req_t *d = hmpi_posted_head; d; d = next) {
-        next = d->next;
-        if (!d->deferred || d->comm != c || wild_before(c, d->tag, d))
+    hmpi_match_recv_t *next;
+    for (hmpi_match_recv_t *m = hmpi_p2p_match.posted_head; m; m = next) {
+        next = m->next;
+        hmpi_req_t *d = hmpi_req_of(m);
+        if (!m->held || d->comm != c || wild_before(c, d->tag, d))
             continue;
         hmpi_p2p_unpost(d);
-        d->deferred = 0;
+        m->held = 0;
         hmpi_bridge_pending--;
         int err = post_below(d);
         if (err != MPI_SUCCESS) {
@@ -63,7 +68,8 @@ void hmpi_bridge_wild_done(hmpi_comm_t *c)
 
 void hmpi_bridge_progress(void)
 {
-    for (hmpi_req_t *r = hmpi_posted_head; r; r = r->next) {
+    for (hmpi_match_recv_t *m = hmpi_p2p_match.posted_head; m; m = m->next) {
+        hmpi_req_t *r = hmpi_req_of(m);
         if (!r->wild)
             continue;
         int flag = 0;

@@ -8,6 +8,7 @@
 #include "../mpi/datatype.h"
 #include "../shm/ctrl.h"
 #include "../shm/wait.h"
+#include "match.h"
 
 #include <mpi.h>
 #include <stdalign.h>
@@ -43,7 +44,10 @@ struct hmpi_req_s;
 /* A message announced to a local receiver. Allocated in the sender's slice of the
  * shared heap (so every local rank reads it at the same address) and only ever freed
  * by the sender, once state is DONE. The receiver's first cache line holds the whole
- * header and the first 16 bytes of an immediate payload. */
+ * header and the first 16 bytes of an immediate payload.
+ * Another process writes it, so the receiver trusts none of it: it reads each field
+ * once into a local, checks it (engine.c: the envelope's place and its key; each
+ * protocol's check in proto.c: sizes, pointers, pid) and uses only the local. */
 typedef struct hmpi_env_s {
     hmpi_qnode_t link;             /* incoming queue, then the receiver's private lists */
     uint32_t ctx;                  /* communicator context */
@@ -82,6 +86,8 @@ typedef struct {
     uint8_t user_data;             /* data points at the user's buffer */
     uint8_t buffered;              /* MPI_Bsend: holds room in the attached buffer */
     uint8_t watched;               /* progress polls it: DONE frees more than the envelope */
+    uint8_t no_help;               /* synergistic: the receiver's block plan was bad */
+    uint64_t size;                 /* e->size as sent: the receiver may overwrite that one */
 } hmpi_env_own_t;
 
 extern size_t hmpi_env_own_offset;
@@ -109,9 +115,7 @@ typedef struct hmpi_req_s {
     uint8_t active;        /* persistent: started, not yet completed */
     uint8_t freed;         /* MPI_Request_free'd while active: release at completion */
     uint8_t wild;          /* ANY_SOURCE receive that a remote sender may satisfy */
-    uint8_t deferred;      /* remote receive held back behind a wildcard (bridge) */
     uint8_t cancelled;
-    uint8_t posted;        /* in the posted list */
     uint8_t holds_comm;    /* holds a reference on comm (requests of the table) */
     uint8_t below_persistent; /* below is the MPI below's persistent request (remote) */
     int complete;          /* set once; read by wait loops of the same process */
@@ -129,9 +133,16 @@ typedef struct hmpi_req_s {
      * returns 1; it fills status and may use arg and below freely. */
     int (*poll)(struct hmpi_req_s *r);
     void *arg;
-    struct hmpi_req_s *next, *prev; /* posted list */
+    /* Its pattern in the posted list (match.h): m.posted while there; m.held for a
+     * remote receive the bridge holds back behind a wildcard. */
+    hmpi_match_recv_t m;
     uint32_t free_next;
 } hmpi_req_t;
+
+static inline hmpi_req_t *hmpi_req_of(hmpi_match_recv_t *m)
+{
+    return (hmpi_req_t *)(void *)((char *)m - offsetof(hmpi_req_t, m));
+}
 
 /* Handles: HMPI requests live in one reserved table, so an MPI_Request value tells
  * whose it is. With integer handles (MPICH) ours carry a tag MPICH never makes (handle
@@ -191,8 +202,8 @@ void hmpi_bridge_progress(void);
 void hmpi_bridge_wild_done(hmpi_comm_t *c);
 extern int hmpi_bridge_pending; /* wildcard and deferred receives waiting in the bridge */
 
-/* The posted list, shared by the engine and the bridge (oldest first). */
-extern hmpi_req_t *hmpi_posted_head;
+/* The posted and unexpected lists, shared by the engine and the bridge (oldest first). */
+extern hmpi_match_t hmpi_p2p_match;
 void hmpi_p2p_unpost(hmpi_req_t *r);
 void hmpi_p2p_post(hmpi_req_t *r);
 /* One step of a multi-request wait: unblocks late sends, then yields or spins. */
@@ -229,18 +240,35 @@ void hmpi_bsend_release(size_t bytes);
 int hmpi_p2p_init(void);
 void hmpi_p2p_finalize(void);
 
+/* What the receiver read from an envelope, each field once, and checked: delivery
+ * uses these and never reads the fields again. */
+typedef struct {
+    hmpi_env_t *env;
+    uint64_t size;         /* bytes the sender announced */
+    const void *data;      /* where they are (filled by the protocol's check) */
+    int src_local;         /* the sender: owner of the envelope's slice */
+    int pid;               /* CMA: the sender's process, from the control area */
+} hmpi_msg_view_t;
+
 /* Protocol table: receive side of each protocol. */
 typedef struct {
     const char *name;
-    /* Moves the message of env into r's buffer; returns the bytes received. The
-     * envelope is still the receiver's when it returns (the caller marks it DONE). */
-    size_t (*deliver)(hmpi_env_t *env, hmpi_req_t *r, const hmpi_type_t *t, size_t len);
+    /* Reads and checks what the protocol takes from the envelope (after the claim)
+     * into v; returns NULL, or the name of the field that is wrong. */
+    const char *(*check)(hmpi_msg_view_t *v);
+    /* Moves the message into r's buffer; returns the bytes received. The envelope is
+     * still the receiver's when it returns (the caller marks it DONE). */
+    size_t (*deliver)(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t, size_t len);
 } hmpi_proto_ops_t;
 
 extern const hmpi_proto_ops_t hmpi_protos[HMPI_PROTO_COUNT];
 
-/* Helper of both sides of the synergistic protocol: copies blocks until none is left;
- * returns how many this caller copied. */
-uint64_t hmpi_syn_copy_blocks(hmpi_env_t *env);
+/* The sender's help in the synergistic protocol: copies blocks of the receiver's plan
+ * (checked first) until none is left; returns how many it copied. */
+uint64_t hmpi_syn_help(hmpi_env_t *env);
+
+/* A single read of a field another process may be writing: the compiler may neither
+ * repeat it nor merge it with a later one. */
+#define HMPI_READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 
 #endif

@@ -1,9 +1,12 @@
 /* proto.c: the receive side of the four protocols, as a dispatch table, and the
  * block copy that sender and receiver share in the synergistic protocol.
  * Runs on the hot path: no allocation except to unpack non-contiguous data read
- * from another process's private memory. */
+ * from another process's private memory. What comes from the envelope is checked by
+ * each protocol's check before any copy; the copies write at most len bytes, len
+ * never more than the receive buffer holds (the caller's truncation). */
 #include "p2p.h"
 #include "../common/knobs.h"
+#include "../common/log.h"
 #include "../common/stats.h"
 #include "../heap/heap.h"
 #include "../shm/wait.h"
@@ -42,52 +45,110 @@ static size_t place(const void *src, hmpi_req_t *r, const hmpi_type_t *t, size_t
     return len;
 }
 
-static size_t deliver_inline(hmpi_env_t *env, hmpi_req_t *r, const hmpi_type_t *t, size_t len)
+/* ---- checks: each field read once, then compared ---------------------------------- */
+
+/* Inline payload: no pointer to trust, only a size that must fit the envelope (which
+ * the engine found whole in the heap, IMMEDIATE_MAX payload bytes included). */
+static const char *check_immediate(hmpi_msg_view_t *v)
 {
-    return place(env->data, r, t, len);
+    v->data = v->env->u.payload;
+    return v->size <= (uint64_t)hmpi_knobs.IMMEDIATE_MAX ? NULL : "size";
 }
 
-uint64_t hmpi_syn_copy_blocks(hmpi_env_t *env)
+/* The data lies in the shared heap, all of it. */
+static const char *check_heap(hmpi_msg_view_t *v)
+{
+    v->data = HMPI_READ_ONCE(v->env->data);
+    return hmpi_heap_is_shared_range(v->data, v->size) ? NULL : "data";
+}
+
+/* The process to read from is the sender's own: never another process of the user's.
+ * A bad address in it is harmless (process_vm_readv fails). */
+static const char *check_cma(hmpi_msg_view_t *v)
+{
+    v->data = HMPI_READ_ONCE(v->env->data);
+    v->pid = HMPI_READ_ONCE(v->env->src_pid);
+    return v->pid == hmpi_ctrl()->rank[v->src_local].pid ? NULL : "src_pid";
+}
+
+/* ---- delivery --------------------------------------------------------------------- */
+
+static size_t deliver_inline(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+                             size_t len)
+{
+    return place(v->data, r, t, len);
+}
+
+/* Copies blocks of dst/src/len until none is left to claim; returns how many. Every
+ * bound is the caller's local: the shared counter only picks a block, and a counter a
+ * peer bent still picks one inside [0, n). */
+static uint64_t copy_blocks(hmpi_env_t *env, char *dst, const char *src, uint64_t len,
+                            uint64_t block, uint64_t n)
 {
     uint64_t mine = 0;
-    const uint64_t n = env->u.syn.nblocks, block = env->u.syn.block, len = env->u.syn.len;
     for (;;) {
         uint64_t b = atomic_fetch_add_explicit(&env->u.syn.next_block, 1, memory_order_relaxed);
         if (b >= n)
             break;
         uint64_t off = b * block;
         uint64_t sz = off + block <= len ? block : len - off;
-        memcpy((char *)env->u.syn.dst + off, (const char *)env->data + off, sz);
+        memcpy(dst + off, src + off, sz);
         atomic_fetch_add_explicit(&env->u.syn.blocks_done, 1, memory_order_release);
         mine++;
     }
     return mine;
 }
 
-static size_t deliver_synergistic(hmpi_env_t *env, hmpi_req_t *r, const hmpi_type_t *t,
-                                  size_t len)
+uint64_t hmpi_syn_help(hmpi_env_t *env)
 {
+    hmpi_env_own_t *own = hmpi_env_own(env);
+    if (own->no_help)
+        return 0;
+    /* The receiver's plan, read once: it must stay inside the message and the heap,
+     * else the receiver copies alone (it never waits for the sender to help). */
+    char *dst = HMPI_READ_ONCE(env->u.syn.dst);
+    const char *src = HMPI_READ_ONCE(env->data);
+    uint64_t len = HMPI_READ_ONCE(env->u.syn.len);
+    uint64_t block = HMPI_READ_ONCE(env->u.syn.block);
+    uint64_t n = HMPI_READ_ONCE(env->u.syn.nblocks);
+    if (len > own->size || block == 0 || n != len / block + (len % block != 0) ||
+        !hmpi_heap_is_shared_range(dst, len) || !hmpi_heap_is_shared_range(src, len)) {
+        own->no_help = 1;
+        hmpi_log_error("synergistic send of %llu bytes: the receiver's block plan is out of "
+                       "range (dst %p, len %llu, block %llu, blocks %llu): not helping",
+                       (unsigned long long)own->size, (void *)dst, (unsigned long long)len,
+                       (unsigned long long)block, (unsigned long long)n);
+        return 0;
+    }
+    return copy_blocks(env, dst, src, len, block, n);
+}
+
+static size_t deliver_synergistic(const hmpi_msg_view_t *v, hmpi_req_t *r,
+                                  const hmpi_type_t *t, size_t len)
+{
+    hmpi_env_t *env = v->env;
     char *dst = (char *)r->buf + t->lb;
     if (!t->contig || !hmpi_heap_is_shared_range(dst, len))
-        return place(env->data, r, t, len); /* the sender cannot write here: copy alone */
+        return place(v->data, r, t, len); /* the sender cannot write here: copy alone */
     uint64_t block = len > (uint64_t)hmpi_knobs.SYNERGISTIC_LARGE
                          ? (uint64_t)hmpi_knobs.SYNERGISTIC_BLOCK_LARGE
                          : (uint64_t)hmpi_knobs.SYNERGISTIC_BLOCK;
     env->u.syn.dst = dst;
     env->u.syn.len = len;
     env->u.syn.block = block;
-    env->u.syn.nblocks = (len + block - 1) / block;
+    uint64_t n = (len + block - 1) / block;
+    env->u.syn.nblocks = n;
     /* Publish dst/len to a helping sender. */
     atomic_store_explicit(&env->state, HMPI_ENV_MATCHED, memory_order_release);
-    hmpi_syn_copy_blocks(env);
+    copy_blocks(env, dst, v->data, len, block, n);
     hmpi_backoff_t b = {0};
-    while (atomic_load_explicit(&env->u.syn.blocks_done, memory_order_acquire) <
-           env->u.syn.nblocks)
+    while (atomic_load_explicit(&env->u.syn.blocks_done, memory_order_acquire) < n)
         hmpi_backoff(&b); /* the sender finishes a block it claimed: never waits on us */
     return len;
 }
 
-static size_t deliver_cma(hmpi_env_t *env, hmpi_req_t *r, const hmpi_type_t *t, size_t len)
+static size_t deliver_cma(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+                          size_t len)
 {
     void *dst = t->contig ? (char *)r->buf + t->lb : hmpi_heap_malloc(len);
     if (!dst)
@@ -95,8 +156,8 @@ static size_t deliver_cma(hmpi_env_t *env, hmpi_req_t *r, const hmpi_type_t *t, 
     size_t got = 0;
     while (got < len) {
         struct iovec local = {(char *)dst + got, len - got};
-        struct iovec remote = {(char *)env->data + got, len - got};
-        ssize_t n = process_vm_readv(env->src_pid, &local, 1, &remote, 1, 0);
+        struct iovec remote = {(char *)v->data + got, len - got};
+        ssize_t n = process_vm_readv(v->pid, &local, 1, &remote, 1, 0);
         if (n <= 0)
             break;
         got += (size_t)n;
@@ -109,8 +170,8 @@ static size_t deliver_cma(hmpi_env_t *env, hmpi_req_t *r, const hmpi_type_t *t, 
 }
 
 const hmpi_proto_ops_t hmpi_protos[HMPI_PROTO_COUNT] = {
-    [HMPI_PROTO_IMMEDIATE] = {"immediate", deliver_inline},
-    [HMPI_PROTO_COPY] = {"copy", deliver_inline},
-    [HMPI_PROTO_SYNERGISTIC] = {"synergistic", deliver_synergistic},
-    [HMPI_PROTO_CMA] = {"cma", deliver_cma},
+    [HMPI_PROTO_IMMEDIATE] = {"immediate", check_immediate, deliver_inline},
+    [HMPI_PROTO_COPY] = {"copy", check_heap, deliver_inline},
+    [HMPI_PROTO_SYNERGISTIC] = {"synergistic", check_heap, deliver_synergistic},
+    [HMPI_PROTO_CMA] = {"cma", check_cma, deliver_cma},
 };

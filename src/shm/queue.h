@@ -10,12 +10,17 @@
  *    at their CAS, and a take removes a prefix of that order, so messages of one sender
  *    stay in the order it pushed them, across takes too.
  *  - nodes are never popped one by one, so a node cannot be recycled under a pusher.
+ * The links are written by other processes: a receiver that must survive a corrupted
+ * one takes with hmpi_queue_take_within, which follows a link only into the range its
+ * nodes may lie in (the shared heap).
  * No MPI in here. */
 #ifndef HMPI_SHM_QUEUE_H
 #define HMPI_SHM_QUEUE_H
 
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct hmpi_qnode_s {
     struct hmpi_qnode_s *next;
@@ -48,6 +53,30 @@ static inline hmpi_qnode_t *hmpi_queue_take(hmpi_queue_t *q)
     hmpi_qnode_t *n = atomic_exchange_explicit(&q->head, NULL, memory_order_acquire);
     hmpi_qnode_t *fifo = NULL;
     while (n) {
+        hmpi_qnode_t *next = n->next;
+        n->next = fifo;
+        fifo = n;
+        n = next;
+    }
+    return fifo;
+}
+
+/* hmpi_queue_take for nodes that must lie, aligned and whole, in [lo, lo + len) with
+ * node_size bytes each: a link outside ends the chain there (the nodes pushed before
+ * it cannot be reached) and sets *broken_p. One subtraction and two compares a node. */
+static inline hmpi_qnode_t *hmpi_queue_take_within(hmpi_queue_t *q, uintptr_t lo, size_t len,
+                                                   size_t node_size, int *broken_p)
+{
+    if (hmpi_queue_empty(q))
+        return NULL;
+    hmpi_qnode_t *n = atomic_exchange_explicit(&q->head, NULL, memory_order_acquire);
+    hmpi_qnode_t *fifo = NULL;
+    while (n) {
+        uintptr_t off = (uintptr_t)n - lo;
+        if (off >= len || node_size > len - off || (uintptr_t)n % alignof(hmpi_qnode_t)) {
+            *broken_p = 1;
+            break;
+        }
         hmpi_qnode_t *next = n->next;
         n->next = fifo;
         fifo = n;

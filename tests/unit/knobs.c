@@ -57,6 +57,8 @@ static void test_parse(void)
     rejects("HEAP_SIZE", "63M");            /* below the minimum */
     rejects("HEAP_SIZE", "67108863");
     rejects("HEAP_SIZE", "1025G");          /* above the maximum */
+    rejects("HEAP_SIZE", "\t64M");         /* white space first (strtoull would skip it) */
+    rejects("HEAP_SIZE", "\f64M");
     rejects("HEAP_SIZE", "2T");
     rejects("HEAP_SIZE", "0");
     rejects("HEAP_SIZE", "abc");
