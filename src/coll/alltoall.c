@@ -6,6 +6,7 @@
  * is in the recvbuf about to be overwritten, so it is always staged. Communicators
  * that span nodes pass to the MPI below. */
 #include "coll.h"
+#include "../mpi/check.h"
 #include "../mpi/errors.h"
 
 /* n blocks of one side: block i is counts[i] (or count) elements of types[i] (or type)
@@ -164,41 +165,63 @@ static hmpi_coll_comm_t *get_flat(MPI_Comm comm)
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    HMPI_ENTER("MPI_Alltoall");
     hmpi_coll_comm_t *s = get_flat(comm);
     HMPI_COLL_COUNT(alltoall, s != NULL);
+    if (!s && hmpi_check_comm_null(comm, "MPI_Alltoall"))
+        return MPI_ERR_COMM;
     if (!s)
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    if ((sendbuf != MPI_IN_PLACE && sendcount < 0) || recvcount < 0)
-        return hmpi_raise(comm, MPI_ERR_COUNT);
+    int err = sendbuf == MPI_IN_PLACE
+                  ? MPI_SUCCESS
+                  : hmpi_check_buf(sendbuf, sendcount, sendtype, HMPI_SIDE_SEND);
+    if (!err)
+        err = hmpi_check_buf(recvbuf, recvcount, recvtype, HMPI_SIDE_RECV);
+    if (err)
+        return hmpi_raise_in(comm, err, "MPI_Alltoall");
     side_t sd = {(void *)sendbuf, NULL, NULL, NULL, sendcount, 0, sendtype, 0};
     side_t rv = {recvbuf, NULL, NULL, NULL, recvcount, 0, recvtype, 0};
-    return hmpi_raise(comm, alltoall_team(&s->team, &sd, &rv, sendbuf == MPI_IN_PLACE));
+    return hmpi_raise_in(comm, alltoall_team(&s->team, &sd, &rv, sendbuf == MPI_IN_PLACE),
+                         "MPI_Alltoall");
 }
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    HMPI_ENTER("MPI_Alltoallv");
     hmpi_coll_comm_t *s = get_flat(comm);
     HMPI_COLL_COUNT(alltoallv, s != NULL);
+    if (!s && hmpi_check_comm_null(comm, "MPI_Alltoallv"))
+        return MPI_ERR_COMM;
     if (!s)
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
+    int err = sendbuf == MPI_IN_PLACE ? MPI_SUCCESS : hmpi_check_type(sendtype, "sendtype");
+    if (!err)
+        err = hmpi_check_type(recvtype, "recvtype");
+    if (err)
+        return hmpi_raise_in(comm, err, "MPI_Alltoallv");
     side_t sd = {(void *)sendbuf, sendcounts, sdispls, NULL, 0, 0, sendtype, 0};
     side_t rv = {recvbuf, recvcounts, rdispls, NULL, 0, 0, recvtype, 0};
-    return hmpi_raise(comm, alltoall_team(&s->team, &sd, &rv, sendbuf == MPI_IN_PLACE));
+    return hmpi_raise_in(comm, alltoall_team(&s->team, &sd, &rv, sendbuf == MPI_IN_PLACE),
+                         "MPI_Alltoallv");
 }
 
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    HMPI_ENTER("MPI_Alltoallw");
     hmpi_coll_comm_t *s = get_flat(comm);
     HMPI_COLL_COUNT(alltoallw, s != NULL);
+    if (!s && hmpi_check_comm_null(comm, "MPI_Alltoallw"))
+        return MPI_ERR_COMM;
     if (!s)
         return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                               rdispls, recvtypes, comm);
     side_t sd = {(void *)sendbuf, sendcounts, sdispls, sendtypes, 0, 1, MPI_DATATYPE_NULL, 0};
     side_t rv = {recvbuf, recvcounts, rdispls, recvtypes, 0, 1, MPI_DATATYPE_NULL, 0};
-    return hmpi_raise(comm, alltoall_team(&s->team, &sd, &rv, sendbuf == MPI_IN_PLACE));
+    return hmpi_raise_in(comm, alltoall_team(&s->team, &sd, &rv, sendbuf == MPI_IN_PLACE),
+                         "MPI_Alltoallw");
 }

@@ -3,6 +3,7 @@
  * again (more members: O(n) lines move instead of O(n^2)). Across nodes: fan in on each
  * node, a barrier of the MPI below among the leaders, fan out. */
 #include "coll.h"
+#include "../mpi/check.h"
 #include "../common/knobs.h"
 #include "../mpi/errors.h"
 
@@ -42,14 +43,15 @@ static int leaders_barrier(void *arg)
 
 int MPI_Barrier(MPI_Comm comm)
 {
+    HMPI_ENTER("MPI_Barrier");
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     HMPI_COLL_COUNT(barrier, s != NULL);
     if (!s)
-        return PMPI_Barrier(comm);
+        return hmpi_check_comm_null(comm, "MPI_Barrier") ? MPI_ERR_COMM : PMPI_Barrier(comm);
     if (s->mode == HMPI_COLL_FLAT) {
         team_barrier(&s->team);
         return MPI_SUCCESS;
     }
-    return hmpi_raise(comm, hmpi_coll_team_fence(&s->team, leaders_barrier, s));
+    return hmpi_raise_in(comm, hmpi_coll_team_fence(&s->team, leaders_barrier, s), "MPI_Barrier");
 }

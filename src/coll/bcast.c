@@ -5,7 +5,9 @@
  * by a progress counter). Across nodes: the root's node first, then the leaders with
  * the MPI below, then the other nodes. */
 #include "coll.h"
+#include "../mpi/check.h"
 #include "../common/knobs.h"
+#include "../heap/heap.h"
 #include "../mpi/errors.h"
 
 #include <string.h>
@@ -48,9 +50,14 @@ static void root_help(hmpi_coll_team_t *t, uint64_t e, const unsigned char *src,
             continue;
         hmpi_coll_wait(t, r, e, HMPI_COLL_MID);
         hmpi_coll_half_t *hr = hmpi_coll_half(t, r, e);
-        if (atomic_load_explicit(&hr->state, memory_order_acquire) ==
+        if (atomic_load_explicit(&hr->state, memory_order_acquire) !=
             hmpi_coll_state(e, HMPI_COLL_MID))
-            share_copy((share_t *)hr->data, (unsigned char *)(uintptr_t)hr->addr, src, bytes);
+            continue;
+        /* The reader's destination is read once and must lie in the heap: a corrupted
+         * slot makes the root skip helping (the reader copies alone), never write astray. */
+        unsigned char *dst = (unsigned char *)(uintptr_t)hr->addr;
+        if (hmpi_heap_is_shared_range(dst, bytes))
+            share_copy((share_t *)hr->data, dst, src, bytes);
     }
 }
 
@@ -174,20 +181,24 @@ int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
+    HMPI_ENTER("MPI_Bcast");
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     HMPI_COLL_COUNT(bcast, s != NULL);
     if (!s)
-        return PMPI_Bcast(buf, count, type, root, comm);
-    if (count < 0)
-        return hmpi_raise(comm, MPI_ERR_COUNT);
-    if (root < 0 || root >= c->size)
-        return hmpi_raise(comm, MPI_ERR_ROOT);
+        return hmpi_check_comm_null(comm, "MPI_Bcast") ? MPI_ERR_COMM
+                                                       : PMPI_Bcast(buf, count, type, root, comm);
+    int err = hmpi_check_buf(buf, count, type, HMPI_SIDE_ONE);
+    if (!err)
+        err = hmpi_check_root(root, c->size);
+    if (err)
+        return hmpi_raise_in(comm, err, "MPI_Bcast");
     hmpi_coll_team_t *t = &s->team;
     if (s->mode == HMPI_COLL_FLAT)
-        return hmpi_raise(comm, hmpi_coll_team_bcast(t, buf, count, type, root, -1));
+        return hmpi_raise_in(comm, hmpi_coll_team_bcast(t, buf, count, type, root, -1),
+                             "MPI_Bcast");
     /* Across nodes: the root's node, the leaders, the other nodes. */
-    int err = MPI_SUCCESS, lroot = c->local_of[root] >= 0 ? hmpi_coll_member(t, root) : -1;
+    int lroot = c->local_of[root] >= 0 ? hmpi_coll_member(t, root) : -1;
     if (lroot >= 0) {
         err = hmpi_coll_team_bcast(t, buf, count, type, lroot, -1);
         if (t->me == 0 && err == MPI_SUCCESS)
@@ -198,5 +209,5 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
         int err2 = hmpi_coll_team_bcast(t, buf, count, type, 0, -1);
         err = err != MPI_SUCCESS ? err : err2;
     }
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, "MPI_Bcast");
 }

@@ -10,6 +10,7 @@
  * On communicators that span nodes the non-v ones are hierarchical (gather_hier.c); the
  * v variants pass to the MPI below. */
 #include "coll.h"
+#include "../mpi/check.h"
 #include "../mpi/errors.h"
 
 /* Block i of a v-collective's buffer: counts[i] (or count) elements at displs[i] (or
@@ -187,18 +188,43 @@ static int gather_team(hmpi_coll_team_t *t, const void *sendbuf, int scount, MPI
     return gather_root(t, hmpi_coll_begin(t), sendbuf, scount, stype, rb);
 }
 
+/* One side of a gather or scatter at the entry: all of it, only its datatype in the
+ * v forms (their counts are checked per block), nothing where it is not significant. */
+static int check_side(int significant, int v, const void *buf, int count, MPI_Datatype type,
+                      int side)
+{
+    if (!significant || buf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    if (v)
+        return hmpi_check_type(type, side == HMPI_SIDE_SEND ? "sendtype" : "recvtype");
+    return hmpi_check_buf(buf, count, type, side);
+}
+
 static int gather_entry(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
                         const int *rcounts, const int *displs, int rcount, MPI_Datatype rtype,
                         int root, MPI_Comm comm, int v)
 {
+    const char *fn = v ? "MPI_Gatherv" : "MPI_Gather";
+    HMPI_ENTER(fn);
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     int err;
+    if (s) {
+        err = hmpi_check_root(root, c->size);
+        if (!err)
+            err = check_side(1, 0, sendbuf, scount, stype, HMPI_SIDE_SEND);
+        if (!err)
+            err = check_side(c->rank == root, v, recvbuf, rcount, rtype, HMPI_SIDE_RECV);
+        if (err)
+            return hmpi_raise_in(comm, err, fn);
+    } else if (hmpi_check_comm_null(comm, fn)) {
+        return MPI_ERR_COMM;
+    }
     if (s && s->mode == HMPI_COLL_HIER) {
         if (!v && hmpi_coll_gather_hier(s, c, sendbuf, scount, stype, recvbuf, rcount, rtype,
                                         root, &err) == 0) {
             HMPI_COLL_COUNT(gather, 1);
-            return hmpi_raise(comm, err);
+            return hmpi_raise_in(comm, err, fn);
         }
         s = NULL;
     }
@@ -209,10 +235,8 @@ static int gather_entry(const void *sendbuf, int scount, MPI_Datatype stype, voi
     if (!s)
         return v ? PMPI_Gatherv(sendbuf, scount, stype, recvbuf, rcounts, displs, rtype, root, comm)
                  : PMPI_Gather(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
-    if (root < 0 || root >= c->size)
-        return hmpi_raise(comm, MPI_ERR_ROOT);
     blocks_t rb = {recvbuf, rcounts, displs, rcount, rtype, 0};
-    return hmpi_raise(comm, gather_team(&s->team, sendbuf, scount, stype, &rb, root));
+    return hmpi_raise_in(comm, gather_team(&s->team, sendbuf, scount, stype, &rb, root), fn);
 }
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -330,14 +354,27 @@ static int scatter_entry(const void *sendbuf, const int *scounts, const int *dis
                          MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype,
                          int root, MPI_Comm comm, int v)
 {
+    const char *fn = v ? "MPI_Scatterv" : "MPI_Scatter";
+    HMPI_ENTER(fn);
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     int err;
+    if (s) {
+        err = hmpi_check_root(root, c->size);
+        if (!err)
+            err = check_side(c->rank == root, v, sendbuf, scount, stype, HMPI_SIDE_SEND);
+        if (!err)
+            err = check_side(1, 0, recvbuf, rcount, rtype, HMPI_SIDE_RECV);
+        if (err)
+            return hmpi_raise_in(comm, err, fn);
+    } else if (hmpi_check_comm_null(comm, fn)) {
+        return MPI_ERR_COMM;
+    }
     if (s && s->mode == HMPI_COLL_HIER) {
         if (!v && hmpi_coll_scatter_hier(s, c, sendbuf, scount, stype, recvbuf, rcount, rtype,
                                          root, &err) == 0) {
             HMPI_COLL_COUNT(scatter, 1);
-            return hmpi_raise(comm, err);
+            return hmpi_raise_in(comm, err, fn);
         }
         s = NULL;
     }
@@ -348,10 +385,8 @@ static int scatter_entry(const void *sendbuf, const int *scounts, const int *dis
     if (!s)
         return v ? PMPI_Scatterv(sendbuf, scounts, displs, stype, recvbuf, rcount, rtype, root, comm)
                  : PMPI_Scatter(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
-    if (root < 0 || root >= c->size)
-        return hmpi_raise(comm, MPI_ERR_ROOT);
     blocks_t sb = {(void *)sendbuf, scounts, displs, scount, stype, 0};
-    return hmpi_raise(comm, scatter_team(&s->team, &sb, recvbuf, rcount, rtype, root));
+    return hmpi_raise_in(comm, scatter_team(&s->team, &sb, recvbuf, rcount, rtype, root), fn);
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -415,14 +450,25 @@ static int allgather_entry(const void *sendbuf, int scount, MPI_Datatype stype, 
                            const int *rcounts, const int *displs, int rcount, MPI_Datatype rtype,
                            MPI_Comm comm, int v)
 {
+    const char *fn = v ? "MPI_Allgatherv" : "MPI_Allgather";
+    HMPI_ENTER(fn);
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     int err;
+    if (s) {
+        err = check_side(1, 0, sendbuf, scount, stype, HMPI_SIDE_SEND);
+        if (!err)
+            err = check_side(1, v, recvbuf, rcount, rtype, HMPI_SIDE_RECV);
+        if (err)
+            return hmpi_raise_in(comm, err, fn);
+    } else if (hmpi_check_comm_null(comm, fn)) {
+        return MPI_ERR_COMM;
+    }
     if (s && s->mode == HMPI_COLL_HIER) {
         if (!v && hmpi_coll_allgather_hier(s, c, sendbuf, scount, stype, recvbuf, rcount, rtype,
                                            &err) == 0) {
             HMPI_COLL_COUNT(allgather, 1);
-            return hmpi_raise(comm, err);
+            return hmpi_raise_in(comm, err, fn);
         }
         s = NULL;
     }
@@ -434,7 +480,7 @@ static int allgather_entry(const void *sendbuf, int scount, MPI_Datatype stype, 
         return v ? PMPI_Allgatherv(sendbuf, scount, stype, recvbuf, rcounts, displs, rtype, comm)
                  : PMPI_Allgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm);
     blocks_t rb = {recvbuf, rcounts, displs, rcount, rtype, 0};
-    return hmpi_raise(comm, allgather_team(&s->team, sendbuf, scount, stype, &rb));
+    return hmpi_raise_in(comm, allgather_team(&s->team, sendbuf, scount, stype, &rb), fn);
 }
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

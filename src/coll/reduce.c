@@ -7,6 +7,7 @@
  * every member of an allreduce gets the same bits. Across nodes (commutative ops):
  * node, leaders with the MPI below, node. */
 #include "coll.h"
+#include "../mpi/check.h"
 #include "../common/knobs.h"
 #include "../mpi/errors.h"
 
@@ -144,17 +145,6 @@ int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
     return err;
 }
 
-static int check_reduce(hmpi_comm_t *c, int count, MPI_Datatype type, MPI_Op op)
-{
-    if (count < 0)
-        return MPI_ERR_COUNT;
-    if (type == MPI_DATATYPE_NULL)
-        return MPI_ERR_TYPE;
-    if (op == MPI_OP_NULL)
-        return MPI_ERR_OP;
-    return MPI_SUCCESS;
-}
-
 /* Across nodes (commutative op): to each node's leader, the leaders' reduce to the
  * leader of the root's node, then to the root when it is not that leader. The leaders
  * never reduce in place: see below_reduce. */
@@ -220,23 +210,30 @@ static int below_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                int root, MPI_Comm comm)
 {
+    HMPI_ENTER("MPI_Reduce");
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
+    if (s) { /* checked before the op is asked whether it commutes */
+        int err = hmpi_check_root(root, c->size);
+        if (!err)
+            err = hmpi_check_reduce(sendbuf, c->rank == root ? recvbuf : MPI_IN_PLACE, count,
+                                    type, op);
+        if (err)
+            return hmpi_raise_in(comm, err, "MPI_Reduce");
+    }
     if (s && s->mode == HMPI_COLL_HIER && !hmpi_coll_commutative(op))
         s = NULL; /* rank order across nodes: the MPI below */
     HMPI_COLL_COUNT(reduce, s != NULL);
+    if (!s && hmpi_check_comm_null(comm, "MPI_Reduce"))
+        return MPI_ERR_COMM;
     if (!s)
         return below_reduce(sendbuf, recvbuf, count, type, op, root, comm);
-    int err = check_reduce(c, count, type, op);
-    if (err == MPI_SUCCESS && (root < 0 || root >= c->size))
-        err = MPI_ERR_ROOT;
-    if (err != MPI_SUCCESS)
-        return hmpi_raise(comm, err);
+    int err;
     if (s->mode == HMPI_COLL_FLAT)
         err = hmpi_coll_team_reduce(&s->team, sendbuf, recvbuf, count, type, op, root);
     else
         err = reduce_hier(s, c, sendbuf, recvbuf, count, type, op, root);
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, "MPI_Reduce");
 }
 
 /* ---- allreduce --------------------------------------------------------------------- */
@@ -354,10 +351,13 @@ static int allreduce_hier(hmpi_coll_comm_t *s, const void *sendbuf, void *recvbu
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   MPI_Comm comm)
 {
+    HMPI_ENTER("MPI_Allreduce");
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
-    int size;
+    int size, err;
     hmpi_coll_kernel_t k;
+    if (s && (err = hmpi_check_reduce(sendbuf, recvbuf, count, type, op)) != MPI_SUCCESS)
+        return hmpi_raise_in(comm, err, "MPI_Allreduce");
     if (s && s->mode == HMPI_COLL_FLAT && count > 0 && (k = hmpi_coll_kernel_size(op, type, &size)) &&
         (size_t)count * (size_t)size <= s->team.cap) {
         HMPI_COLL_COUNT(allreduce, 1);
@@ -366,14 +366,13 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
     if (s && s->mode == HMPI_COLL_HIER && !hmpi_coll_commutative(op))
         s = NULL;
     HMPI_COLL_COUNT(allreduce, s != NULL);
+    if (!s && hmpi_check_comm_null(comm, "MPI_Allreduce"))
+        return MPI_ERR_COMM;
     if (!s)
         return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-    int err = check_reduce(c, count, type, op);
-    if (err != MPI_SUCCESS)
-        return hmpi_raise(comm, err);
     if (s->mode == HMPI_COLL_FLAT)
         err = allreduce_team(&s->team, sendbuf, recvbuf, count, type, op);
     else
         err = allreduce_hier(s, sendbuf, recvbuf, count, type, op);
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, "MPI_Allreduce");
 }

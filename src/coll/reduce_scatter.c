@@ -5,6 +5,7 @@
  * temporary and writes it after everybody finished reading. Communicators that span
  * nodes pass to the MPI below. */
 #include "coll.h"
+#include "../mpi/check.h"
 #include "../mpi/errors.h"
 
 #include <stdlib.h>
@@ -87,43 +88,42 @@ static int rs_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, cons
     return err;
 }
 
-static int check(int count, MPI_Datatype type, MPI_Op op)
-{
-    if (count < 0)
-        return MPI_ERR_COUNT;
-    if (type == MPI_DATATYPE_NULL)
-        return MPI_ERR_TYPE;
-    return op == MPI_OP_NULL ? MPI_ERR_OP : MPI_SUCCESS;
-}
-
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
+    HMPI_ENTER("MPI_Reduce_scatter_block");
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     if (s && s->mode != HMPI_COLL_FLAT)
         s = NULL;
     HMPI_COLL_COUNT(reduce_scatter_block, s != NULL);
+    if (!s && hmpi_check_comm_null(comm, "MPI_Reduce_scatter_block"))
+        return MPI_ERR_COMM;
     if (!s)
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
-    int err = check(recvcount, type, op);
+    int err = hmpi_check_reduce(MPI_IN_PLACE, recvbuf, recvcount, type, op);
     if (err == MPI_SUCCESS)
         err = rs_team(&s->team, sendbuf, recvbuf, NULL, recvcount, type, op);
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, "MPI_Reduce_scatter_block");
 }
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
+    HMPI_ENTER("MPI_Reduce_scatter");
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     if (s && s->mode != HMPI_COLL_FLAT)
         s = NULL;
     HMPI_COLL_COUNT(reduce_scatter, s != NULL);
+    if (!s && hmpi_check_comm_null(comm, "MPI_Reduce_scatter"))
+        return MPI_ERR_COMM;
     if (!s)
         return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
-    int err = check(0, type, op);
+    int err = hmpi_check_reduce(MPI_IN_PLACE, MPI_IN_PLACE, 0, type, op);
+    if (err == MPI_SUCCESS && !recvcounts)
+        err = hmpi_err_what(MPI_ERR_ARG, "recvcounts is NULL");
     if (err == MPI_SUCCESS)
         err = rs_team(&s->team, sendbuf, recvbuf, recvcounts, 0, type, op);
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, "MPI_Reduce_scatter");
 }

@@ -5,6 +5,7 @@
  * members still read it while its recvbuf is overwritten. Communicators that span
  * nodes pass to the MPI below. */
 #include "coll.h"
+#include "../mpi/check.h"
 #include "../mpi/errors.h"
 
 static int scan_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
@@ -55,6 +56,7 @@ static int scan_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, in
 static int scan_entry(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                       MPI_Comm comm, int exclusive)
 {
+    HMPI_ENTER(exclusive ? "MPI_Exscan" : "MPI_Scan");
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     if (s && s->mode != HMPI_COLL_FLAT)
@@ -63,16 +65,19 @@ static int scan_entry(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
         HMPI_COLL_COUNT(exscan, s != NULL);
     else
         HMPI_COLL_COUNT(scan, s != NULL);
+    const char *fn = exclusive ? "MPI_Exscan" : "MPI_Scan";
+    if (!s && hmpi_check_comm_null(comm, fn))
+        return MPI_ERR_COMM;
     if (!s)
         return exclusive ? PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm)
                          : PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
-    if (count < 0)
-        return hmpi_raise(comm, MPI_ERR_COUNT);
-    if (type == MPI_DATATYPE_NULL)
-        return hmpi_raise(comm, MPI_ERR_TYPE);
-    if (op == MPI_OP_NULL)
-        return hmpi_raise(comm, MPI_ERR_OP);
-    return hmpi_raise(comm, scan_team(&s->team, sendbuf, recvbuf, count, type, op, exclusive));
+    /* Exscan's recvbuf means nothing at rank 0. */
+    int err = hmpi_check_reduce(sendbuf, exclusive && c->rank == 0 ? MPI_IN_PLACE : recvbuf,
+                                count, type, op);
+    if (err)
+        return hmpi_raise_in(comm, err, fn);
+    return hmpi_raise_in(comm, scan_team(&s->team, sendbuf, recvbuf, count, type, op, exclusive),
+                         fn);
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,

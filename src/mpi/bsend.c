@@ -29,6 +29,7 @@ void hmpi_bsend_release(size_t bytes)
 
 int MPI_Buffer_attach(void *buffer, int size)
 {
+    HMPI_ENTER("MPI_Buffer_attach");
     int err = PMPI_Buffer_attach(buffer, size);
     if (err == MPI_SUCCESS)
         attached = (size_t)size;
@@ -37,6 +38,7 @@ int MPI_Buffer_attach(void *buffer, int size)
 
 int MPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    HMPI_ENTER("MPI_Buffer_detach");
     /* Every buffered message must be delivered before the buffer goes back. */
     hmpi_backoff_t b = {0};
     hmpi_p2p_lock();

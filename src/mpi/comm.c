@@ -178,11 +178,13 @@ static int registered(int rc, MPI_Comm *c)
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    HMPI_ENTER("MPI_Comm_dup");
     return registered(PMPI_Comm_dup(comm, newcomm), newcomm);
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    HMPI_ENTER("MPI_Comm_dup_with_info");
     return registered(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
 }
 
@@ -190,6 +192,7 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
  * communicator, so HMPI completes the duplication at once (docs/design.md). */
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Comm_idup");
     if (!hmpi_node.active || !hmpi_comm_get(comm))
         return PMPI_Comm_idup(comm, newcomm, request);
     int rc = registered(PMPI_Comm_dup(comm, newcomm), newcomm);
@@ -200,11 +203,13 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    HMPI_ENTER("MPI_Comm_split");
     return registered(PMPI_Comm_split(comm, color, key, newcomm), newcomm);
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
+    HMPI_ENTER("MPI_Comm_split_type");
     int rc = PMPI_Comm_split_type(comm, type, key, info, newcomm);
     /* Simulated nodes (HMPI_NODE_SIZE) are what a program sees as its node too. */
     if (rc == MPI_SUCCESS && type == MPI_COMM_TYPE_SHARED && hmpi_knobs.NODE_SIZE > 0 &&
@@ -222,33 +227,39 @@ int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Com
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    HMPI_ENTER("MPI_Comm_create");
     return registered(PMPI_Comm_create(comm, group, newcomm), newcomm);
 }
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+    HMPI_ENTER("MPI_Comm_create_group");
     return registered(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
 }
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
 {
+    HMPI_ENTER("MPI_Intercomm_merge");
     return registered(PMPI_Intercomm_merge(intercomm, high, newcomm), newcomm);
 }
 
 int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                     int reorder, MPI_Comm *newcomm)
 {
+    HMPI_ENTER("MPI_Cart_create");
     return registered(PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm), newcomm);
 }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    HMPI_ENTER("MPI_Cart_sub");
     return registered(PMPI_Cart_sub(comm, remain_dims, newcomm), newcomm);
 }
 
 int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                      int reorder, MPI_Comm *newcomm)
 {
+    HMPI_ENTER("MPI_Graph_create");
     return registered(PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm), newcomm);
 }
 
@@ -256,6 +267,7 @@ int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int d
                           const int dest[], const int weights[], MPI_Info info, int reorder,
                           MPI_Comm *newcomm)
 {
+    HMPI_ENTER("MPI_Dist_graph_create");
     return registered(PMPI_Dist_graph_create(comm, n, sources, degrees, dest, weights, info,
                                              reorder, newcomm),
                       newcomm);
@@ -266,6 +278,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
                                    const int destinations[], const int destweights[],
                                    MPI_Info info, int reorder, MPI_Comm *newcomm)
 {
+    HMPI_ENTER("MPI_Dist_graph_create_adjacent");
     return registered(PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights,
                                                       outdegree, destinations, destweights,
                                                       info, reorder, newcomm),
@@ -274,6 +287,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
 
 int MPI_Comm_free(MPI_Comm *comm)
 {
+    HMPI_ENTER("MPI_Comm_free");
     if (comm && (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF))
         return PMPI_Comm_free(comm); /* the MPI below reports the error */
     if (comm)
@@ -283,6 +297,7 @@ int MPI_Comm_free(MPI_Comm *comm)
 
 int MPI_Comm_disconnect(MPI_Comm *comm)
 {
+    HMPI_ENTER("MPI_Comm_disconnect");
     if (comm)
         hmpi_comm_forget(*comm);
     return PMPI_Comm_disconnect(comm);

@@ -3,6 +3,7 @@
  * below may hand the same handle to the next new type. */
 #include "datatype.h"
 
+#include "check.h"
 #include "../p2p/p2p.h"
 
 #include <stdint.h>
@@ -74,9 +75,13 @@ static int dense(MPI_Datatype type)
 int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
 {
     if (type == MPI_DATATYPE_NULL)
-        return MPI_ERR_TYPE;
+        return hmpi_err_what(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
     entry_t fresh, *e = hmpi_p2p_threaded ? &fresh : slot(type); /* no cache across threads */
     if (e == &fresh || !e->valid || e->handle != type) {
+        /* Only committed types enter the cache, and a free drops them from it. */
+        int err = hmpi_check_type(type, "datatype");
+        if (err)
+            return err;
         int size;
         MPI_Aint lb, extent, tlb, textent;
         if (PMPI_Type_size(type, &size) != MPI_SUCCESS ||
@@ -95,10 +100,32 @@ int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
 
 int MPI_Type_free(MPI_Datatype *type)
 {
+    HMPI_ENTER("MPI_Type_free");
     if (type && !hmpi_p2p_threaded) {
         entry_t *e = slot(*type);
         if (e->handle == *type)
             e->valid = 0;
     }
+    if (type)
+        hmpi_check_type_freed(*type);
     return PMPI_Type_free(type);
+}
+
+int MPI_Type_commit(MPI_Datatype *type)
+{
+    HMPI_ENTER("MPI_Type_commit");
+    int err = PMPI_Type_commit(type);
+    if (err == MPI_SUCCESS)
+        hmpi_check_type_committed(*type);
+    return err;
+}
+
+/* A duplicate of a committed type is committed (MPI-4.0 §5.1.10). */
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    HMPI_ENTER("MPI_Type_dup");
+    int err = PMPI_Type_dup(oldtype, newtype);
+    if (err == MPI_SUCCESS && hmpi_check_type(oldtype, "oldtype") == MPI_SUCCESS)
+        hmpi_check_type_committed(*newtype);
+    return err;
 }

@@ -712,6 +712,18 @@ FREE_LIKE(mpi_comm_free, MPI_COMM_FREE, MPI_Comm, PMPI_Comm_f2c, PMPI_Comm_c2f, 
 FREE_LIKE(mpi_comm_disconnect, MPI_COMM_DISCONNECT, MPI_Comm, PMPI_Comm_f2c, PMPI_Comm_c2f,
           MPI_Comm_disconnect)
 FREE_LIKE(mpi_type_free, MPI_TYPE_FREE, MPI_Datatype, PMPI_Type_f2c, PMPI_Type_c2f, MPI_Type_free)
+/* Commits and duplicates: HMPI's argument checks keep the set of committed types. */
+FREE_LIKE(mpi_type_commit, MPI_TYPE_COMMIT, MPI_Datatype, PMPI_Type_f2c, PMPI_Type_c2f,
+          MPI_Type_commit)
+FW fw_mpi_type_dup(MPI_Fint *old, MPI_Fint *newtype, MPI_Fint *ierr)
+{
+    MPI_Datatype c;
+    int err = MPI_Type_dup(TYPE(old), &c);
+    if (err == MPI_SUCCESS)
+        *newtype = PMPI_Type_c2f(c);
+    set_ierr(ierr, err);
+}
+FBIND_F08(mpi_type_dup, MPI_TYPE_DUP)
 
 /* ---- collectives ------------------------------------------------------------------------ */
 

@@ -9,7 +9,10 @@
 #include "../node/node.h"
 #include "../p2p/p2p.h"
 #include "comm.h"
+#include "errors.h"
 #include "pt2pt.h"
+
+#include <stdlib.h>
 
 /* Parts that may be absent from a build define these; each returns 0 or -1 (logged). */
 int hmpi_coll_init(void) __attribute__((weak));
@@ -37,15 +40,16 @@ static int start_parts(int provided)
 static void hmpi_start(int provided)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &hmpi_log_rank);
-    /* Every rank reads its knobs; all learn whether any failed, so each message is
-     * out before the job is stopped. */
+    /* Every rank reads its knobs; all learn whether any failed, so all stop together,
+     * by a clean finalize and exit rather than an abort: a launcher tearing a job down
+     * may drop output still in its pipes, and the message is the point. */
     int bad = hmpi_knobs_load() != 0, anybad = 0;
     PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (anybad) {
         if (bad)
             hmpi_log_error("bad HMPI_* setting: see 'hmpi_info' or docs/tuning.md; stopping");
-        PMPI_Barrier(MPI_COMM_WORLD);
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Finalize();
+        exit(1);
     }
     hmpi_stats_on = (int)hmpi_knobs.STATS;
     int all = 0;
@@ -67,24 +71,32 @@ static void hmpi_start(int provided)
                       hmpi_node.world_size, hmpi_node.nnodes);
 }
 
+/* The state turns RUNNING before hmpi_start, which calls HMPI's own MPI_* functions,
+ * and AFTER only once the MPI below has finalized: its attribute callbacks on
+ * MPI_COMM_SELF still run OPI's last calls inside PMPI_Finalize. */
 int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
+        hmpi_mpi_state = HMPI_STATE_RUNNING;
         hmpi_start(MPI_THREAD_SINGLE);
+    }
     return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
+        hmpi_mpi_state = HMPI_STATE_RUNNING;
         hmpi_start(*provided);
+    }
     return rc;
 }
 
 int MPI_Finalize(void)
 {
+    HMPI_ENTER("MPI_Finalize");
     if (hmpi_stats_on) {
         char where[96];
         snprintf(where, sizeof where, "node %d local %d/%d %s", hmpi_node.id, hmpi_node.rank,
@@ -104,7 +116,9 @@ int MPI_Finalize(void)
     }
     hmpi_node.active = 0;
     hmpi_node_release();
-    return PMPI_Finalize();
+    int rc = PMPI_Finalize();
+    hmpi_mpi_state = HMPI_STATE_AFTER;
+    return rc;
 }
 
 int HMPI_Is_shared(const void *ptr) { return hmpi_heap_is_shared(ptr); }

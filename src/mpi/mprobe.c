@@ -1,7 +1,7 @@
 /* mprobe.c: matched probes. A message matched locally is taken off HMPI's unexpected
  * list and held by an MPI_Message of HMPI's own (a slot of the request table, so its
  * handle never collides with the MPI below's); a remote one is the MPI below's. */
-#include "errors.h"
+#include "check.h"
 #include "pt2pt.h"
 
 #include <string.h>
@@ -42,25 +42,31 @@ static int improbe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Message *
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
+    HMPI_ENTER("MPI_Improbe");
     hmpi_comm_t *c = hmpi_comm_get(comm);
+    if (!c && hmpi_check_comm_null(comm, "MPI_Improbe"))
+        return MPI_ERR_COMM;
     if (!c || is_remote(c, source))
         return PMPI_Improbe(source, tag, comm, flag, message, status);
     hmpi_type_t t;
-    int err = hmpi_check_recv(c, 0, MPI_BYTE, source, tag, &t);
+    int err = hmpi_check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)
-        return hmpi_raise(comm, err);
+        return hmpi_raise_in(comm, err, "MPI_Improbe");
     if (source == MPI_PROC_NULL) {
         *flag = 1;
         *message = MPI_MESSAGE_NO_PROC;
         hmpi_status_proc_null(status);
         return MPI_SUCCESS;
     }
-    return hmpi_raise(comm, improbe(c, source, tag, flag, message, status));
+    return hmpi_raise_in(comm, improbe(c, source, tag, flag, message, status), "MPI_Improbe");
 }
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+    HMPI_ENTER("MPI_Mprobe");
     hmpi_comm_t *c = hmpi_comm_get(comm);
+    if (!c && hmpi_check_comm_null(comm, "MPI_Mprobe"))
+        return MPI_ERR_COMM;
     if (!c || is_remote(c, source))
         return PMPI_Mprobe(source, tag, comm, message, status);
     int flag = 0, err;
@@ -73,14 +79,19 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
               MPI_Status *status)
 {
+    HMPI_ENTER("MPI_Mrecv");
     if (!message || !message_is_ours(*message))
         return PMPI_Mrecv(buf, count, type, message, status);
     hmpi_req_t *m = message_obj(*message);
     hmpi_comm_t *c = m->comm;
     hmpi_type_t t;
-    int err = count < 0 ? MPI_ERR_COUNT : hmpi_type_get(type, count, &t);
+    int err = hmpi_check_count(count, "count");
+    if (!err)
+        err = hmpi_type_get(type, count, &t);
+    if (!err)
+        err = hmpi_check_buf_only(buf, count, type, "buf");
     if (err)
-        return hmpi_raise(c->handle, err);
+        return hmpi_raise_in(c->handle, err, "MPI_Mrecv");
     hmpi_req_t r;
     memset(&r, 0, sizeof r);
     r.below = MPI_REQUEST_NULL;
@@ -92,20 +103,25 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
     *message = MPI_MESSAGE_NULL;
     if (status != MPI_STATUS_IGNORE)
         *status = r.status;
-    return hmpi_raise(c->handle, r.status.MPI_ERROR);
+    return hmpi_raise_in(c->handle, r.status.MPI_ERROR, "MPI_Mrecv");
 }
 
 int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
                MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Imrecv");
     if (!message || !message_is_ours(*message))
         return PMPI_Imrecv(buf, count, type, message, request);
     hmpi_req_t *m = message_obj(*message);
     hmpi_comm_t *c = m->comm;
     hmpi_type_t t;
-    int err = count < 0 ? MPI_ERR_COUNT : hmpi_type_get(type, count, &t);
+    int err = hmpi_check_count(count, "count");
+    if (!err)
+        err = hmpi_type_get(type, count, &t);
+    if (!err)
+        err = hmpi_check_buf_only(buf, count, type, "buf");
     if (err)
-        return hmpi_raise(c->handle, err);
+        return hmpi_raise_in(c->handle, err, "MPI_Imrecv");
     /* The message is here already: the receive completes at once, and the message's
      * slot becomes the request. */
     hmpi_p2p_lock();

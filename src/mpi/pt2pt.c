@@ -3,7 +3,7 @@
  * and one to another node through the MPI below. Holds no algorithm. */
 #include "comm.h"
 #include "datatype.h"
-#include "errors.h"
+#include "check.h"
 #include "pt2pt.h"
 #include "../common/stats.h"
 #include "../p2p/p2p.h"
@@ -12,37 +12,47 @@
 
 int hmpi_tag_ub = 32767;
 
-static int check_common(hmpi_comm_t *c, int count, MPI_Datatype type, hmpi_type_t *t)
+/* ---- argument checks (errors.h: each describes the argument it rejects) ------------ */
+
+static int check_data(const void *buf, int count, MPI_Datatype type, hmpi_type_t *t)
 {
-    if (count < 0)
-        return MPI_ERR_COUNT;
-    return hmpi_type_get(type, count, t);
+    int err = hmpi_check_count(count, "count");
+    if (!err)
+        err = hmpi_type_get(type, count, t);
+    if (!err)
+        err = hmpi_check_buf_only(buf, count, type, "buf");
+    return err;
 }
 
-int hmpi_check_send(hmpi_comm_t *c, int count, MPI_Datatype type, int dest, int tag,
-                    hmpi_type_t *t)
+static int check_tag(int tag, int any_ok)
 {
-    int err = check_common(c, count, type, t);
-    if (err)
-        return err;
-    if (tag < 0 || tag > hmpi_tag_ub)
-        return MPI_ERR_TAG;
-    if (dest != MPI_PROC_NULL && (dest < 0 || dest >= c->size))
-        return MPI_ERR_RANK;
-    return MPI_SUCCESS;
+    if (__builtin_expect(tag >= 0 && tag <= hmpi_tag_ub, 1) || (any_ok && tag == MPI_ANY_TAG))
+        return MPI_SUCCESS;
+    return hmpi_err_what(MPI_ERR_TAG, "tag %d is outside 0..%d (MPI_TAG_UB)%s", tag,
+                         hmpi_tag_ub, any_ok ? " and is not MPI_ANY_TAG" : "");
 }
 
-int hmpi_check_recv(hmpi_comm_t *c, int count, MPI_Datatype type, int source, int tag,
-                    hmpi_type_t *t)
+int hmpi_check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int dest,
+                    int tag, hmpi_type_t *t)
 {
-    int err = check_common(c, count, type, t);
-    if (err)
-        return err;
-    if (tag != MPI_ANY_TAG && (tag < 0 || tag > hmpi_tag_ub))
-        return MPI_ERR_TAG;
-    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= c->size))
-        return MPI_ERR_RANK;
-    return MPI_SUCCESS;
+    int err = check_data(buf, count, type, t);
+    if (!err)
+        err = check_tag(tag, 0);
+    if (!err)
+        err = hmpi_check_rank(MPI_ERR_RANK, dest, c->size, MPI_PROC_NULL, MPI_PROC_NULL, "dest");
+    return err;
+}
+
+int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int source,
+                    int tag, hmpi_type_t *t)
+{
+    int err = check_data(buf, count, type, t);
+    if (!err)
+        err = check_tag(tag, 1);
+    if (!err)
+        err = hmpi_check_rank(MPI_ERR_RANK, source, c->size, MPI_PROC_NULL, MPI_ANY_SOURCE,
+                              "source");
+    return err;
 }
 
 void hmpi_status_proc_null(MPI_Status *status)
@@ -122,15 +132,17 @@ static int below_send_blocking(const void *buf, int count, MPI_Datatype type, in
 
 /* Blocking send of any mode. */
 static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                         MPI_Comm comm, int mode)
+                         MPI_Comm comm, int mode, const char *fn)
 {
+    HMPI_ENTER(fn);
     hmpi_comm_t *c = hmpi_comm_get(comm);
     if (!c)
-        return below_send(buf, count, type, dest, tag, comm, mode);
+        return hmpi_check_comm_null(comm, fn) ? MPI_ERR_COMM
+                                              : below_send(buf, count, type, dest, tag, comm, mode);
     hmpi_type_t t;
-    int err = hmpi_check_send(c, count, type, dest, tag, &t);
+    int err = hmpi_check_send(c, buf, count, type, dest, tag, &t);
     if (err)
-        return hmpi_raise(comm, err);
+        return hmpi_raise_in(comm, err, fn);
     if (dest == MPI_PROC_NULL)
         return MPI_SUCCESS;
     int l = c->local_of[dest];
@@ -139,7 +151,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
         return below_send_blocking(buf, count, type, dest, tag, comm, mode);
     }
     if (mode == HMPI_MODE_BUFFERED && (err = hmpi_bsend_reserve(&t, count)) != MPI_SUCCESS)
-        return hmpi_raise(comm, err);
+        return hmpi_raise_in(comm, err, fn);
     hmpi_req_t r;
     memset(&r, 0, sizeof r);
     r.below = MPI_REQUEST_NULL;
@@ -149,23 +161,29 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
     if (err == MPI_SUCCESS && !r.complete)
         hmpi_p2p_wait(&r);
     hmpi_p2p_unlock();
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, fn);
 }
 
 /* Nonblocking send of any mode. */
 static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                            MPI_Comm comm, int mode, MPI_Request *request)
+                            MPI_Comm comm, int mode, MPI_Request *request, const char *fn)
 {
+    HMPI_ENTER(fn);
     hmpi_comm_t *c = hmpi_comm_get(comm);
     if (!c)
-        return hmpi_below_isend(buf, count, type, dest, tag, comm, mode, request);
+        return hmpi_check_comm_null(comm, fn)
+                   ? MPI_ERR_COMM
+                   : hmpi_below_isend(buf, count, type, dest, tag, comm, mode, request);
     hmpi_type_t t;
-    int err = hmpi_check_send(c, count, type, dest, tag, &t);
+    int err = hmpi_check_send(c, buf, count, type, dest, tag, &t);
+    if (!err && !request)
+        err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     if (err)
-        return hmpi_raise(comm, err);
+        return hmpi_raise_in(comm, err, fn);
     if (dest == MPI_PROC_NULL) {
         *request = hmpi_req_done(0);
-        return *request == MPI_REQUEST_NULL ? hmpi_raise(comm, MPI_ERR_NO_MEM) : MPI_SUCCESS;
+        return *request == MPI_REQUEST_NULL ? hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn)
+                                            : MPI_SUCCESS;
     }
     int l = c->local_of[dest];
     if (l < 0) {
@@ -173,12 +191,12 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
         return hmpi_below_isend(buf, count, type, dest, tag, comm, mode, request);
     }
     if (mode == HMPI_MODE_BUFFERED && (err = hmpi_bsend_reserve(&t, count)) != MPI_SUCCESS)
-        return hmpi_raise(comm, err);
+        return hmpi_raise_in(comm, err, fn);
     hmpi_p2p_lock();
     hmpi_req_t *r = hmpi_req_new(HMPI_REQ_SEND);
     if (!r) {
         hmpi_p2p_unlock();
-        return hmpi_raise(comm, MPI_ERR_NO_MEM);
+        return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
     }
     hmpi_req_fill(r, c, buf, count, type, &t, dest, tag, mode);
     hmpi_req_bind(r, c);
@@ -188,51 +206,55 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
     else
         *request = hmpi_req_handle(r);
     hmpi_p2p_unlock();
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, fn);
 }
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_STANDARD);
+    return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_STANDARD, "MPI_Send");
 }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_SYNC);
+    return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_SYNC, "MPI_Ssend");
 }
 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_READY);
+    return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_READY, "MPI_Rsend");
 }
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_BUFFERED);
+    return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_BUFFERED, "MPI_Bsend");
 }
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
-    return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_STANDARD, request);
+    return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_STANDARD, request,
+                            "MPI_Isend");
 }
 
 int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
 {
-    return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_SYNC, request);
+    return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_SYNC, request,
+                            "MPI_Issend");
 }
 
 int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
 {
-    return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_READY, request);
+    return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_READY, request,
+                            "MPI_Irsend");
 }
 
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
 {
-    return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_BUFFERED, request);
+    return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_BUFFERED, request,
+                            "MPI_Ibsend");
 }
 
 /* Starts a receive described by r: locally, or through the bridge. */
@@ -246,13 +268,16 @@ int hmpi_recv_start(hmpi_req_t *r)
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
+    HMPI_ENTER("MPI_Recv");
     hmpi_comm_t *c = hmpi_comm_get(comm);
     if (!c)
-        return PMPI_Recv(buf, count, type, source, tag, comm, status);
+        return hmpi_check_comm_null(comm, "MPI_Recv")
+                   ? MPI_ERR_COMM
+                   : PMPI_Recv(buf, count, type, source, tag, comm, status);
     hmpi_type_t t;
-    int err = hmpi_check_recv(c, count, type, source, tag, &t);
+    int err = hmpi_check_recv(c, buf, count, type, source, tag, &t);
     if (err)
-        return hmpi_raise(comm, err);
+        return hmpi_raise_in(comm, err, "MPI_Recv");
     if (source == MPI_PROC_NULL) {
         hmpi_status_proc_null(status);
         return MPI_SUCCESS;
@@ -277,22 +302,28 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         err = r.status.MPI_ERROR;
     if (status != MPI_STATUS_IGNORE)
         *status = r.status;
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, "MPI_Recv");
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Irecv");
     hmpi_comm_t *c = hmpi_comm_get(comm);
     if (!c)
-        return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+        return hmpi_check_comm_null(comm, "MPI_Irecv")
+                   ? MPI_ERR_COMM
+                   : PMPI_Irecv(buf, count, type, source, tag, comm, request);
     hmpi_type_t t;
-    int err = hmpi_check_recv(c, count, type, source, tag, &t);
+    int err = hmpi_check_recv(c, buf, count, type, source, tag, &t);
+    if (!err && !request)
+        err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     if (err)
-        return hmpi_raise(comm, err);
+        return hmpi_raise_in(comm, err, "MPI_Irecv");
     if (source == MPI_PROC_NULL) {
         *request = hmpi_req_done(1);
-        return *request == MPI_REQUEST_NULL ? hmpi_raise(comm, MPI_ERR_NO_MEM) : MPI_SUCCESS;
+        return *request == MPI_REQUEST_NULL ? hmpi_raise_in(comm, MPI_ERR_NO_MEM, "MPI_Irecv")
+                                            : MPI_SUCCESS;
     }
     if (source != MPI_ANY_SOURCE && c->local_of[source] < 0 && c->nwild == 0)
         return PMPI_Irecv(buf, count, type, source, tag, comm, request);
@@ -300,7 +331,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     hmpi_req_t *r = hmpi_req_new(HMPI_REQ_RECV);
     if (!r) {
         hmpi_p2p_unlock();
-        return hmpi_raise(comm, MPI_ERR_NO_MEM);
+        return hmpi_raise_in(comm, MPI_ERR_NO_MEM, "MPI_Irecv");
     }
     hmpi_req_fill(r, c, buf, count, type, &t, source, tag, HMPI_MODE_STANDARD);
     hmpi_req_bind(r, c);
@@ -310,23 +341,26 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     else
         *request = hmpi_req_handle(r);
     hmpi_p2p_unlock();
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, "MPI_Irecv");
 }
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                  int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    HMPI_ENTER("MPI_Sendrecv");
     hmpi_comm_t *c = hmpi_comm_get(comm);
+    if (!c && hmpi_check_comm_null(comm, "MPI_Sendrecv"))
+        return MPI_ERR_COMM;
     if (!c)
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status);
     hmpi_type_t ts, tr;
-    int err = hmpi_check_send(c, sendcount, sendtype, dest, sendtag, &ts);
+    int err = hmpi_check_send(c, sendbuf, sendcount, sendtype, dest, sendtag, &ts);
     if (!err)
-        err = hmpi_check_recv(c, recvcount, recvtype, source, recvtag, &tr);
+        err = hmpi_check_recv(c, recvbuf, recvcount, recvtype, source, recvtag, &tr);
     if (err)
-        return hmpi_raise(comm, err);
+        return hmpi_raise_in(comm, err, "MPI_Sendrecv");
     MPI_Request rreq;
     err = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rreq);
     if (err)
@@ -339,21 +373,24 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    HMPI_ENTER("MPI_Sendrecv_replace");
     hmpi_comm_t *c = hmpi_comm_get(comm);
+    if (!c && hmpi_check_comm_null(comm, "MPI_Sendrecv_replace"))
+        return MPI_ERR_COMM;
     if (!c)
         return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
                                      status);
     hmpi_type_t t;
-    int err = hmpi_check_send(c, count, type, dest, sendtag, &t);
+    int err = hmpi_check_send(c, buf, count, type, dest, sendtag, &t);
     if (!err)
-        err = hmpi_check_recv(c, count, type, source, recvtag, &t);
+        err = hmpi_check_recv(c, buf, count, type, source, recvtag, &t);
     if (err)
-        return hmpi_raise(comm, err);
+        return hmpi_raise_in(comm, err, "MPI_Sendrecv_replace");
     /* The send reads a packed copy, so the receive may overwrite buf. */
     size_t bytes = t.size * (size_t)count;
     void *copy = hmpi_heap_malloc(bytes ? bytes : 1);
     if (!copy)
-        return hmpi_raise(comm, MPI_ERR_NO_MEM);
+        return hmpi_raise_in(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace");
     int pos = 0;
     if (bytes)
         PMPI_Pack(buf, count, type, copy, (int)bytes, &pos, MPI_COMM_SELF);
@@ -368,13 +405,16 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    HMPI_ENTER("MPI_Probe");
     hmpi_comm_t *c = hmpi_comm_get(comm);
+    if (!c && hmpi_check_comm_null(comm, "MPI_Probe"))
+        return MPI_ERR_COMM;
     if (!c || (source >= 0 && source < c->size && c->local_of[source] < 0))
         return PMPI_Probe(source, tag, comm, status);
     hmpi_type_t t;
-    int err = hmpi_check_recv(c, 0, MPI_BYTE, source, tag, &t);
+    int err = hmpi_check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)
-        return hmpi_raise(comm, err);
+        return hmpi_raise_in(comm, err, "MPI_Probe");
     if (source == MPI_PROC_NULL) {
         hmpi_status_proc_null(status);
         return MPI_SUCCESS;
@@ -388,18 +428,21 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         hmpi_p2p_lock();
     }
     hmpi_p2p_unlock();
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, "MPI_Probe");
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+    HMPI_ENTER("MPI_Iprobe");
     hmpi_comm_t *c = hmpi_comm_get(comm);
+    if (!c && hmpi_check_comm_null(comm, "MPI_Iprobe"))
+        return MPI_ERR_COMM;
     if (!c || (source >= 0 && source < c->size && c->local_of[source] < 0))
         return PMPI_Iprobe(source, tag, comm, flag, status);
     hmpi_type_t t;
-    int err = hmpi_check_recv(c, 0, MPI_BYTE, source, tag, &t);
+    int err = hmpi_check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)
-        return hmpi_raise(comm, err);
+        return hmpi_raise_in(comm, err, "MPI_Iprobe");
     if (source == MPI_PROC_NULL) {
         *flag = 1;
         hmpi_status_proc_null(status);
@@ -408,5 +451,5 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     hmpi_p2p_lock();
     err = hmpi_p2p_iprobe(c, source, tag, flag, status);
     hmpi_p2p_unlock();
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, "MPI_Iprobe");
 }

@@ -2,16 +2,20 @@
 #ifndef HMPI_MPI_PT2PT_H
 #define HMPI_MPI_PT2PT_H
 
+#include "check.h"
 #include "comm.h"
 #include "datatype.h"
 #include "../p2p/p2p.h"
 
 extern int hmpi_tag_ub;
 
-int hmpi_check_send(hmpi_comm_t *c, int count, MPI_Datatype type, int dest, int tag,
-                    hmpi_type_t *t);
-int hmpi_check_recv(hmpi_comm_t *c, int count, MPI_Datatype type, int source, int tag,
-                    hmpi_type_t *t);
+/* Checks the arguments of a send or a receive on c (buffer, count, datatype, rank, tag)
+ * and fills *t; returns MPI_SUCCESS or the class, described for hmpi_raise_in. */
+int hmpi_check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int dest,
+                    int tag, hmpi_type_t *t);
+int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int source,
+                    int tag, hmpi_type_t *t);
+
 void hmpi_status_proc_null(MPI_Status *status);
 void hmpi_req_fill(hmpi_req_t *r, hmpi_comm_t *c, const void *buf, int count,
                    MPI_Datatype type, const hmpi_type_t *t, int peer, int tag, int mode);

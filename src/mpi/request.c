@@ -2,7 +2,7 @@
  * operation, a wildcard, a persistent operation) or the MPI below's (a remote
  * operation, or one of a call HMPI does not intercept); arrays may mix both. */
 #include "../common/stats.h"
-#include "errors.h"
+#include "check.h"
 #include "pt2pt.h"
 
 #include <stdint.h>
@@ -84,8 +84,10 @@ static int finish(MPI_Request *h, MPI_Status *status)
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+    HMPI_ENTER("MPI_Wait");
     if (!request)
-        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST);
+        return hmpi_raise_in(MPI_COMM_WORLD, hmpi_err_what(MPI_ERR_REQUEST, "request is NULL"),
+                             "MPI_Wait");
     if (!hmpi_req_is_ours(*request))
         return *request == MPI_REQUEST_NULL ? PMPI_Wait(request, status)
                                             : hmpi_below_wait(request, status);
@@ -98,13 +100,15 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     hmpi_p2p_wait(hmpi_req_obj(*request));
     int err = finish_ours(request, status);
     hmpi_p2p_unlock();
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, "MPI_Wait");
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    HMPI_ENTER("MPI_Test");
     if (!request)
-        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST);
+        return hmpi_raise_in(MPI_COMM_WORLD, hmpi_err_what(MPI_ERR_REQUEST, "request is NULL"),
+                             "MPI_Test");
     if (!hmpi_req_is_ours(*request)) {
         int err = PMPI_Test(request, flag, status);
         if (!*flag) {
@@ -124,7 +128,21 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     *flag = hmpi_p2p_test(hmpi_req_obj(*request));
     int err = *flag ? finish_ours(request, status) : MPI_SUCCESS;
     hmpi_p2p_unlock();
-    return hmpi_raise(comm, err);
+    return hmpi_raise_in(comm, err, "MPI_Test");
+}
+
+/* An array argument of Wait/Test*: count not negative, the array there when count > 0. */
+static int bad_array(int count, const MPI_Request *requests)
+{
+    return count < 0 || (count > 0 && !requests);
+}
+
+static int bad_array_raise(int count, const char *fn)
+{
+    int err = count < 0
+                  ? hmpi_err_what(MPI_ERR_COUNT, "count %d is negative", count)
+                  : hmpi_err_what(MPI_ERR_ARG, "array_of_requests is NULL with count %d", count);
+    return hmpi_err_comm(MPI_COMM_WORLD, err, fn);
 }
 
 static int any_ours(int n, const MPI_Request *reqs)
@@ -152,8 +170,9 @@ static int note_error(int err, int sofar, MPI_Status *statuses, int i)
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
-    if (count < 0)
-        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
+    HMPI_ENTER("MPI_Waitall");
+    if (bad_array(count, requests))
+        return bad_array_raise(count, "MPI_Waitall");
     if (!any_ours(count, requests) && !hmpi_p2p_busy())
         return PMPI_Waitall(count, requests, statuses);
     hmpi_backoff_t b = {0};
@@ -179,13 +198,14 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
         }
         err = note_error(finish(&requests[i], st), err, statuses, i);
     }
-    return hmpi_raise(MPI_COMM_WORLD, err);
+    return hmpi_raise_in(MPI_COMM_WORLD, err, "MPI_Waitall");
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
-    if (count < 0)
-        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
+    HMPI_ENTER("MPI_Testall");
+    if (bad_array(count, requests))
+        return bad_array_raise(count, "MPI_Testall");
     if (!any_ours(count, requests)) {
         int err = PMPI_Testall(count, requests, flag, statuses);
         hmpi_p2p_lock();
@@ -211,7 +231,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
         }
         err = note_error(finish(&requests[i], st), err, statuses, i);
     }
-    return hmpi_raise(MPI_COMM_WORLD, err);
+    return hmpi_raise_in(MPI_COMM_WORLD, err, "MPI_Testall");
 }
 
 /* One pass of Testany: index of a completed request, MPI_UNDEFINED with *all_idle
@@ -231,8 +251,9 @@ static int find_any(int count, MPI_Request requests[], int *all_idle)
 
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
-    if (count < 0)
-        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
+    HMPI_ENTER("MPI_Waitany");
+    if (bad_array(count, requests))
+        return bad_array_raise(count, "MPI_Waitany");
     if (!any_ours(count, requests) && !hmpi_p2p_busy())
         return PMPI_Waitany(count, requests, index, status);
     hmpi_backoff_t b = {0};
@@ -254,13 +275,14 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
         return MPI_SUCCESS;
     }
     MPI_Comm comm = hmpi_req_is_ours(requests[i]) ? comm_of(requests[i]) : MPI_COMM_WORLD;
-    return hmpi_raise(comm, finish(&requests[i], status));
+    return hmpi_raise_in(comm, finish(&requests[i], status), "MPI_Waitany");
 }
 
 int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
 {
-    if (count < 0)
-        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
+    HMPI_ENTER("MPI_Testany");
+    if (bad_array(count, requests))
+        return bad_array_raise(count, "MPI_Testany");
     if (!any_ours(count, requests)) {
         int err = PMPI_Testany(count, requests, index, flag, status);
         hmpi_p2p_lock();
@@ -285,7 +307,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
         return MPI_SUCCESS;
     }
     MPI_Comm comm = hmpi_req_is_ours(requests[i]) ? comm_of(requests[i]) : MPI_COMM_WORLD;
-    return hmpi_raise(comm, finish(&requests[i], status));
+    return hmpi_raise_in(comm, finish(&requests[i], status), "MPI_Testany");
 }
 
 /* One pass of Testsome: finishes every complete request. */
@@ -317,8 +339,9 @@ static int some(int incount, MPI_Request requests[], int *outcount, int indices[
 int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                  MPI_Status statuses[])
 {
-    if (incount < 0)
-        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
+    HMPI_ENTER("MPI_Waitsome");
+    if (bad_array(incount, requests))
+        return bad_array_raise(incount, "MPI_Waitsome");
     if (!any_ours(incount, requests) && !hmpi_p2p_busy())
         return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     hmpi_backoff_t b = {0};
@@ -329,14 +352,15 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
         hmpi_p2p_waiting(&b, &since);
         hmpi_p2p_unlock();
     }
-    return hmpi_raise(MPI_COMM_WORLD, err);
+    return hmpi_raise_in(MPI_COMM_WORLD, err, "MPI_Waitsome");
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                  MPI_Status statuses[])
 {
-    if (incount < 0)
-        return hmpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT);
+    HMPI_ENTER("MPI_Testsome");
+    if (bad_array(incount, requests))
+        return bad_array_raise(incount, "MPI_Testsome");
     if (!any_ours(incount, requests)) {
         int err = PMPI_Testsome(incount, requests, outcount, indices, statuses);
         hmpi_p2p_lock();
@@ -346,11 +370,12 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
     }
     int err;
     some(incount, requests, outcount, indices, statuses, &err);
-    return hmpi_raise(MPI_COMM_WORLD, err);
+    return hmpi_raise_in(MPI_COMM_WORLD, err, "MPI_Testsome");
 }
 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+    HMPI_ENTER("MPI_Request_get_status");
     if (!hmpi_req_is_ours(request))
         return PMPI_Request_get_status(request, flag, status);
     if (is_idle(request)) {
@@ -372,6 +397,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 
 int MPI_Request_free(MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Request_free");
     if (!request || !hmpi_req_is_ours(*request))
         return PMPI_Request_free(request);
     hmpi_p2p_lock();
@@ -392,6 +418,7 @@ int MPI_Request_free(MPI_Request *request)
 
 int MPI_Cancel(MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Cancel");
     if (!request || !hmpi_req_is_ours(*request))
         return PMPI_Cancel(request);
     hmpi_p2p_lock();
@@ -403,14 +430,17 @@ int MPI_Cancel(MPI_Request *request)
 /* ---- persistent requests ---------------------------------------------------------- */
 
 static int make_persistent(const void *buf, int count, MPI_Datatype type, int peer, int tag,
-                           MPI_Comm comm, int mode, int is_recv, MPI_Request *request)
+                           MPI_Comm comm, int mode, int is_recv, MPI_Request *request,
+                           const char *fn)
 {
     hmpi_comm_t *c = hmpi_comm_get(comm);
     hmpi_type_t t;
-    int err = is_recv ? hmpi_check_recv(c, count, type, peer, tag, &t)
-                      : hmpi_check_send(c, count, type, peer, tag, &t);
+    int err = is_recv ? hmpi_check_recv(c, buf, count, type, peer, tag, &t)
+                      : hmpi_check_send(c, buf, count, type, peer, tag, &t);
+    if (!err && !request)
+        err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     if (err)
-        return hmpi_raise(comm, err);
+        return hmpi_raise_in(comm, err, fn);
     hmpi_p2p_lock();
     hmpi_req_t *r = hmpi_req_new(is_recv ? HMPI_REQ_RECV : HMPI_REQ_SEND);
     if (r) {
@@ -421,7 +451,7 @@ static int make_persistent(const void *buf, int count, MPI_Datatype type, int pe
         *request = hmpi_req_handle(r);
     }
     hmpi_p2p_unlock();
-    return hmpi_raise(comm, r ? MPI_SUCCESS : MPI_ERR_NO_MEM);
+    return hmpi_raise_in(comm, r ? MPI_SUCCESS : MPI_ERR_NO_MEM, fn);
 }
 
 /* A persistent send to another node carries the MPI below's own persistent request
@@ -430,12 +460,16 @@ static int make_persistent(const void *buf, int count, MPI_Datatype type, int pe
 typedef int (*below_init_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 
 static int persistent_send(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                           MPI_Comm comm, int mode, below_init_fn below_init, MPI_Request *request)
+                           MPI_Comm comm, int mode, below_init_fn below_init, MPI_Request *request,
+                           const char *fn)
 {
+    HMPI_ENTER(fn);
     hmpi_comm_t *c = hmpi_comm_get(comm);
+    if (!c && hmpi_check_comm_null(comm, fn))
+        return MPI_ERR_COMM;
     if (!c)
         return below_init(buf, count, type, dest, tag, comm, request);
-    int err = make_persistent(buf, count, type, dest, tag, comm, mode, 0, request);
+    int err = make_persistent(buf, count, type, dest, tag, comm, mode, 0, request, fn);
     if (err || dest == MPI_PROC_NULL || c->local_of[dest] >= 0)
         return err;
     hmpi_req_t *r = hmpi_req_obj(*request);
@@ -455,7 +489,7 @@ static int persistent_send(const void *buf, int count, MPI_Datatype type, int de
     int NAME(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,  \
              MPI_Request *request)                                                             \
     {                                                                                          \
-        return persistent_send(buf, count, type, dest, tag, comm, MODE, PNAME, request);       \
+        return persistent_send(buf, count, type, dest, tag, comm, MODE, PNAME, request, #NAME); \
     }
 PERSISTENT_SEND(MPI_Send_init, PMPI_Send_init, HMPI_MODE_STANDARD)
 PERSISTENT_SEND(MPI_Ssend_init, PMPI_Ssend_init, HMPI_MODE_SYNC)
@@ -465,15 +499,19 @@ PERSISTENT_SEND(MPI_Bsend_init, PMPI_Bsend_init, HMPI_MODE_BUFFERED)
 int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                   MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Recv_init");
+    if (!hmpi_comm_get(comm) && hmpi_check_comm_null(comm, "MPI_Recv_init"))
+        return MPI_ERR_COMM;
     if (!hmpi_comm_get(comm))
         return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
-    return make_persistent(buf, count, type, source, tag, comm, HMPI_MODE_STANDARD, 1, request);
+    return make_persistent(buf, count, type, source, tag, comm, HMPI_MODE_STANDARD, 1, request,
+                           "MPI_Recv_init");
 }
 
 static int start_one(hmpi_req_t *r)
 {
     if (r->active)
-        return MPI_ERR_REQUEST;
+        return hmpi_err_what(MPI_ERR_REQUEST, "request is active already");
     r->complete = 0;
     r->active = 1;
     r->cancelled = 0;
@@ -502,17 +540,22 @@ static int start_one(hmpi_req_t *r)
 
 int MPI_Start(MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Start");
     if (!request || !hmpi_req_is_ours(*request))
         return PMPI_Start(request);
     hmpi_p2p_lock();
     hmpi_req_t *r = hmpi_req_obj(*request);
-    int err = r->persistent ? start_one(r) : MPI_ERR_REQUEST;
+    int err = r->persistent ? start_one(r)
+                            : hmpi_err_what(MPI_ERR_REQUEST, "request is not persistent");
     hmpi_p2p_unlock();
-    return hmpi_raise(r->comm ? r->comm->handle : MPI_COMM_WORLD, err);
+    return hmpi_raise_in(r->comm ? r->comm->handle : MPI_COMM_WORLD, err, "MPI_Start");
 }
 
 int MPI_Startall(int count, MPI_Request requests[])
 {
+    HMPI_ENTER("MPI_Startall");
+    if (bad_array(count, requests))
+        return bad_array_raise(count, "MPI_Startall");
     for (int i = 0; i < count; i++) {
         int err = MPI_Start(&requests[i]);
         if (err)

@@ -54,6 +54,7 @@ static const struct {
 
 int opi_code(opi_err_t e)
 {
+    hmpi_err_what(0, "%s", errs[e].msg); /* for the message of a fatal handler */
     if (atomic_load_explicit(&opi.ready, memory_order_acquire) && codes[e])
         return codes[e];
     if (hmpi_knobs.VERBOSE >= 1) /* the MPI below cannot carry the message: say it here */
@@ -233,11 +234,13 @@ int opi_comm_get(MPI_Comm comm, opi_comm_t **oc_p)
 
 int OPI_Comm_enable(MPI_Comm comm)
 {
+    HMPI_ENTER("OPI_Comm_enable");
     int err = opi_ready();
     if (err)
         return opi_raise(comm, err);
     if (comm == MPI_COMM_NULL)
-        return opi_raise(MPI_COMM_NULL, MPI_ERR_COMM);
+        return opi_raise(MPI_COMM_NULL,
+                         hmpi_err_what(MPI_ERR_COMM, "OPI_Comm_enable: comm is MPI_COMM_NULL"));
     opi_comm_t *oc;
     if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF)
         return opi_raise(comm, opi_comm_get(comm, &oc));

@@ -7,6 +7,7 @@
  * is nothing for it to wait for, and two ranks giving to each other before taking
  * cannot deadlock. */
 #include "opi.h"
+#include "../mpi/check.h"
 #include "../common/log.h"
 #include "../common/stats.h"
 #include "../shm/wait.h"
@@ -166,19 +167,26 @@ static int give(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI
     opi_comm_t *oc = NULL;
     opi_type_t t;
     opi_hdr_t *h = NULL;
+    const char *fn = req ? "OPI_Igive" : "OPI_Give";
+    HMPI_ENTER(fn);
     int err = opi_ready();
     if (!err)
         err = opi_comm_get(comm, &oc);
     if (!err && !ptr)
         err = opi_code(OPI_E_ARG_NULL);
     if (!err && count < 0)
-        err = MPI_ERR_COUNT;
+        err = hmpi_err_what(MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+    if (!err && type == MPI_DATATYPE_NULL)
+        err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is MPI_DATATYPE_NULL", fn);
+    if (!err && hmpi_check_type(type, "datatype"))
+        err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is not committed", fn);
     if (!err)
         err = opi_type_get(type, &t);
     if (!err && (tag < 0 || tag > opi.tag_ub))
-        err = MPI_ERR_TAG;
+        err = hmpi_err_what(MPI_ERR_TAG, "%s: tag %d is outside 0..%d", fn, tag, opi.tag_ub);
     if (!err && rank != MPI_PROC_NULL && (rank < 0 || rank >= oc->peers))
-        err = MPI_ERR_RANK;
+        err = hmpi_err_what(MPI_ERR_RANK, "%s: rank %d is not a rank of a communicator of size %d",
+                            fn, rank, oc->peers);
     if (!err)
         err = opi_buf_claim(*ptr, OPI_GIVEN, &h);
     if (!err && opi_span(count, &t) > h->size) {
@@ -215,7 +223,8 @@ int OPI_Give(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MP
 int OPI_Igive(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
+    HMPI_ENTER("OPI_Igive");
     if (!request)
-        return opi_raise(comm, MPI_ERR_REQUEST);
+        return opi_raise(comm, hmpi_err_what(MPI_ERR_REQUEST, "OPI_Igive: request is NULL"));
     return give(ptr, count, datatype, rank, tag, comm, request);
 }

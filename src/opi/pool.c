@@ -9,6 +9,7 @@
  * (OPI_Free(OPI_Alloc(8))) takes no shared cache line. */
 #include "opi.h"
 #include "../common/knobs.h"
+#include "../common/log.h"
 #include "../common/stats.h"
 #include "../heap/heap.h"
 #include "../shm/ctrl.h"
@@ -108,8 +109,13 @@ static void trim_locked(opi_hdr_t *h)
 
 void opi_pool_put_locked(opi_hdr_t *h)
 {
+    unsigned c = h->cls; /* the header is shared memory: its class is checked, never trusted */
+    if (c >= NCLS) {
+        hmpi_log_error("OPI buffer %p has a corrupted header (size class %u): not reused",
+                       (void *)h, c);
+        return;
+    }
     atomic_store_explicit(&h->state, OPI_STATE(opi.me, OPI_FREE), memory_order_relaxed);
-    unsigned c = h->cls;
     size_t bytes = block_bytes(c);
     if (pool.depth[c] < (uint64_t)hmpi_knobs.OPI_POOL_DEPTH &&
         pool.cached_bytes + bytes <= (unsigned long long)hmpi_knobs.OPI_POOL_MAX) {

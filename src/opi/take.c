@@ -14,6 +14,7 @@
  * step (under the engine lock; it takes opi_lock inside, never the other way round).
  * OPI take requests cannot be cancelled and must not be freed while active. */
 #include "opi.h"
+#include "../mpi/check.h"
 #include "../heap/heap.h"
 #include "../p2p/p2p.h"
 
@@ -194,22 +195,29 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const opi_type
 /* ---- the API ------------------------------------------------------------------------------------ */
 
 static int check_take(void **ptr, int count, MPI_Datatype type, int rank, int tag,
-                      MPI_Comm comm, opi_comm_t **oc_p, opi_type_t *t)
+                      MPI_Comm comm, opi_comm_t **oc_p, opi_type_t *t, const char *fn)
 {
+    HMPI_ENTER(fn);
     int err = opi_ready();
     if (!err)
         err = opi_comm_get(comm, oc_p);
     if (!err && !ptr)
         err = opi_code(OPI_E_ARG_NULL);
     if (!err && count < 0)
-        err = MPI_ERR_COUNT;
+        err = hmpi_err_what(MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+    if (!err && type == MPI_DATATYPE_NULL)
+        err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is MPI_DATATYPE_NULL", fn);
+    if (!err && hmpi_check_type(type, "datatype"))
+        err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is not committed", fn);
     if (!err)
         err = opi_type_get(type, t);
     if (!err && tag != MPI_ANY_TAG && (tag < 0 || tag > opi.tag_ub))
-        err = MPI_ERR_TAG;
+        err = hmpi_err_what(MPI_ERR_TAG, "%s: tag %d is outside 0..%d and not MPI_ANY_TAG", fn,
+                            tag, opi.tag_ub);
     if (!err && rank != MPI_ANY_SOURCE && rank != MPI_PROC_NULL &&
         (rank < 0 || rank >= (*oc_p)->peers))
-        err = MPI_ERR_RANK;
+        err = hmpi_err_what(MPI_ERR_RANK, "%s: rank %d is not a rank of a communicator of size %d",
+                            fn, rank, (*oc_p)->peers);
     if (!err)
         opi_pool_reclaim();
     return err;
@@ -220,7 +228,7 @@ int OPI_Take(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MP
 {
     opi_comm_t *oc = NULL;
     opi_type_t t;
-    int err = check_take(ptr, count, datatype, rank, tag, comm, &oc, &t);
+    int err = check_take(ptr, count, datatype, rank, tag, comm, &oc, &t, "OPI_Take");
     if (err)
         return opi_raise(comm, err);
     MPI_Status st;
@@ -263,9 +271,9 @@ int OPI_Itake(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, M
 {
     opi_comm_t *oc = NULL;
     opi_type_t t;
-    int err = check_take(ptr, count, datatype, rank, tag, comm, &oc, &t);
+    int err = check_take(ptr, count, datatype, rank, tag, comm, &oc, &t, "OPI_Itake");
     if (!err && !request)
-        err = MPI_ERR_REQUEST;
+        err = hmpi_err_what(MPI_ERR_REQUEST, "OPI_Itake: request is NULL");
     if (err)
         return opi_raise(comm, err);
     route_t route = rank == MPI_PROC_NULL ? ROUTE_REMOTE : route_of(oc, rank);

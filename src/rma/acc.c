@@ -5,6 +5,7 @@
  * In a mixed window every accumulate goes to the MPI below, whose atomicity is the only
  * one origins on other nodes also respect. */
 #include "rma.h"
+#include "../mpi/check.h"
 #include "../heap/heap.h"
 #include "../p2p/p2p.h"
 
@@ -269,8 +270,17 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Accumulate");
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
+    if (w) {
+        err = hmpi_check_rma(origin_addr, origin_count, origin_datatype,
+                             target_rank, w->size, target_count, target_datatype);
+        if (!err)
+            err = hmpi_check_acc_op(op, target_datatype);
+        if (err)
+            return hmpi_raise_win(win, err, "MPI_Accumulate");
+    }
     if (!ours(w, target_rank, 0, target_disp, target_count, target_datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, origin_count, origin_datatype);
@@ -278,13 +288,13 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
                                target_disp, target_count, target_datatype, op, win);
     }
     if (err != MPI_SUCCESS || target_rank == MPI_PROC_NULL)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Accumulate");
     hmpi_rma_buf_t o;
     if ((err = describe(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
                         op, &o, NULL)) == MPI_SUCCESS)
         err = acc_local(w, target_rank, &o, NULL, target_disp, target_count, target_datatype,
                         op);
-    return hmpi_win_raise(win, err);
+    return hmpi_raise_win(win, err, "MPI_Accumulate");
 }
 
 int MPI_Get_accumulate(const void *origin_addr, int origin_count,
@@ -292,8 +302,20 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count,
                        MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Get_accumulate");
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
+    if (w) {
+        err = hmpi_check_rma(op == MPI_NO_OP ? MPI_IN_PLACE : origin_addr,
+                             origin_count, origin_datatype,
+                             target_rank, w->size, target_count, target_datatype);
+        if (!err)
+            err = hmpi_check_buf(result_addr, result_count, result_datatype, HMPI_SIDE_RESULT);
+        if (!err)
+            err = hmpi_check_acc_op(op, target_datatype);
+        if (err)
+            return hmpi_raise_win(win, err, "MPI_Get_accumulate");
+    }
     if (!ours(w, target_rank, 0, target_disp, target_count, target_datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, target_count, target_datatype);
@@ -302,20 +324,31 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count,
                                    target_count, target_datatype, op, win);
     }
     if (err != MPI_SUCCESS || target_rank == MPI_PROC_NULL)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Get_accumulate");
     hmpi_rma_buf_t o, res;
     if ((err = describe(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                         result_datatype, op, &o, &res)) == MPI_SUCCESS)
         err = acc_local(w, target_rank, &o, &res, target_disp, target_count, target_datatype,
                         op);
-    return hmpi_win_raise(win, err);
+    return hmpi_raise_win(win, err, "MPI_Get_accumulate");
 }
 
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Fetch_and_op");
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
+    if (w) {
+        err = hmpi_check_rma(op == MPI_NO_OP ? MPI_IN_PLACE : origin_addr, 1, datatype,
+                             target_rank, w->size, 1, datatype);
+        if (!err)
+            err = hmpi_check_buf(result_addr, 1, datatype, HMPI_SIDE_RESULT);
+        if (!err)
+            err = hmpi_check_acc_op(op, datatype);
+        if (err)
+            return hmpi_raise_win(win, err, "MPI_Fetch_and_op");
+    }
     if (!ours(w, target_rank, 0, target_disp, 1, datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, 1, datatype);
@@ -323,20 +356,29 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
                                  op, win);
     }
     if (err != MPI_SUCCESS || target_rank == MPI_PROC_NULL)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Fetch_and_op");
     hmpi_rma_buf_t o, res;
     if ((err = describe(origin_addr, 1, datatype, result_addr, 1, datatype, op, &o, &res)) ==
         MPI_SUCCESS)
         err = acc_local(w, target_rank, &o, &res, target_disp, 1, datatype, op);
-    return hmpi_win_raise(win, err);
+    return hmpi_raise_win(win, err, "MPI_Fetch_and_op");
 }
 
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
                          MPI_Win win)
 {
+    HMPI_ENTER("MPI_Compare_and_swap");
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
+    if (w) {
+        err = hmpi_check_rma(origin_addr, 1, datatype,
+                             target_rank, w->size, 1, datatype);
+        if (!err)
+            err = hmpi_check_buf(result_addr, 1, datatype, HMPI_SIDE_RESULT);
+        if (err)
+            return hmpi_raise_win(win, err, "MPI_Compare_and_swap");
+    }
     if (!ours(w, target_rank, 0, target_disp, 1, datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, 1, datatype);
@@ -344,9 +386,9 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
                                      target_rank, target_disp, win);
     }
     if (err != MPI_SUCCESS || target_rank == MPI_PROC_NULL)
-        return hmpi_win_raise(win, err);
-    return hmpi_win_raise(win, cas_local(w, target_rank, origin_addr, compare_addr, result_addr,
-                                         datatype, target_disp));
+        return hmpi_raise_win(win, err, "MPI_Compare_and_swap");
+    return hmpi_raise_win(win, cas_local(w, target_rank, origin_addr, compare_addr, result_addr,
+                                         datatype, target_disp), "MPI_Compare_and_swap");
 }
 
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -354,8 +396,19 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                     MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Raccumulate");
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
+    if (w) {
+        err = hmpi_check_rma(origin_addr, origin_count, origin_datatype,
+                             target_rank, w->size, target_count, target_datatype);
+        if (!err)
+            err = hmpi_check_acc_op(op, target_datatype);
+        if (!err && !request)
+            err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
+        if (err)
+            return hmpi_raise_win(win, err, "MPI_Raccumulate");
+    }
     if (!ours(w, target_rank, 1, target_disp, target_count, target_datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, origin_count, origin_datatype);
@@ -370,7 +423,7 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
                         op);
     if (err == MPI_SUCCESS)
         err = done_request(request);
-    return hmpi_win_raise(win, err);
+    return hmpi_raise_win(win, err, "MPI_Raccumulate");
 }
 
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
@@ -379,8 +432,22 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
                         int target_count, MPI_Datatype target_datatype, MPI_Op op,
                         MPI_Win win, MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Rget_accumulate");
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
+    if (w) {
+        err = hmpi_check_rma(op == MPI_NO_OP ? MPI_IN_PLACE : origin_addr,
+                             origin_count, origin_datatype,
+                             target_rank, w->size, target_count, target_datatype);
+        if (!err)
+            err = hmpi_check_buf(result_addr, result_count, result_datatype, HMPI_SIDE_RESULT);
+        if (!err)
+            err = hmpi_check_acc_op(op, target_datatype);
+        if (!err && !request)
+            err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
+        if (err)
+            return hmpi_raise_win(win, err, "MPI_Rget_accumulate");
+    }
     if (!ours(w, target_rank, 1, target_disp, target_count, target_datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, target_count, target_datatype);
@@ -396,5 +463,5 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
                         op);
     if (err == MPI_SUCCESS)
         err = done_request(request);
-    return hmpi_win_raise(win, err);
+    return hmpi_raise_win(win, err, "MPI_Rget_accumulate");
 }

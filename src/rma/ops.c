@@ -4,6 +4,7 @@
  * target goes through the MPI below's window. Runs on the hot path: no allocation for
  * contiguous data. */
 #include "rma.h"
+#include "../mpi/check.h"
 #include "../p2p/p2p.h"
 
 typedef struct {
@@ -40,7 +41,13 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
             int target_rank, MPI_Aint target_disp, int target_count,
             MPI_Datatype target_datatype, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Put");
     hmpi_win_t *w = hmpi_win_get(win);
+    int check = w ? hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank,
+                                   w->size, target_count, target_datatype)
+                  : MPI_SUCCESS;
+    if (check)
+        return hmpi_raise_win(win, check, "MPI_Put");
     if (!w)
         return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                         target_count, target_datatype, win);
@@ -48,25 +55,31 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
         return MPI_SUCCESS;
     int err = hmpi_rma_check_access(w, target_rank, 0);
     if (err != MPI_SUCCESS)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Put");
     if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
         err = hmpi_rma_check_below(w, target_rank, target_disp, target_count, target_datatype);
         if (err != MPI_SUCCESS)
-            return hmpi_win_raise(win, err);
+            return hmpi_raise_win(win, err, "MPI_Put");
         hmpi_rma_count_below(HMPI_RMA_PUT, origin_count, origin_datatype);
         return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                         target_count, target_datatype, win);
     }
     side_t o = {origin_addr, origin_count, origin_datatype};
-    return hmpi_win_raise(win, move_local(w, HMPI_RMA_PUT, &o, target_rank, target_disp,
-                                          target_count, target_datatype));
+    return hmpi_raise_win(win, move_local(w, HMPI_RMA_PUT, &o, target_rank, target_disp,
+                                          target_count, target_datatype), "MPI_Put");
 }
 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
             int target_rank, MPI_Aint target_disp, int target_count,
             MPI_Datatype target_datatype, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Get");
     hmpi_win_t *w = hmpi_win_get(win);
+    int check = w ? hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank,
+                                   w->size, target_count, target_datatype)
+                  : MPI_SUCCESS;
+    if (check)
+        return hmpi_raise_win(win, check, "MPI_Get");
     if (!w)
         return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                         target_count, target_datatype, win);
@@ -74,39 +87,47 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
         return MPI_SUCCESS;
     int err = hmpi_rma_check_access(w, target_rank, 0);
     if (err != MPI_SUCCESS)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Get");
     if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
         err = hmpi_rma_check_below(w, target_rank, target_disp, target_count, target_datatype);
         if (err != MPI_SUCCESS)
-            return hmpi_win_raise(win, err);
+            return hmpi_raise_win(win, err, "MPI_Get");
         hmpi_rma_count_below(HMPI_RMA_GET, origin_count, origin_datatype);
         return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                         target_count, target_datatype, win);
     }
     side_t o = {origin_addr, origin_count, origin_datatype};
-    return hmpi_win_raise(win, move_local(w, HMPI_RMA_GET, &o, target_rank, target_disp,
-                                          target_count, target_datatype));
+    return hmpi_raise_win(win, move_local(w, HMPI_RMA_GET, &o, target_rank, target_disp,
+                                          target_count, target_datatype), "MPI_Get");
 }
 
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Rput");
     hmpi_win_t *w = hmpi_win_get(win);
+    int check = w ? hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank,
+                                   w->size, target_count, target_datatype)
+                  : MPI_SUCCESS;
+    if (!check && w && !request)
+        check = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
+    if (check)
+        return hmpi_raise_win(win, check, "MPI_Rput");
     if (!w)
         return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                          target_count, target_datatype, win, request);
     if (target_rank == MPI_PROC_NULL)
-        return hmpi_win_raise(win, (*request = done_request()) == MPI_REQUEST_NULL
+        return hmpi_raise_win(win, (*request = done_request()) == MPI_REQUEST_NULL
                                        ? MPI_ERR_NO_MEM
-                                       : MPI_SUCCESS);
+                                       : MPI_SUCCESS, "MPI_Rput");
     int err = hmpi_rma_check_access(w, target_rank, 1);
     if (err != MPI_SUCCESS)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Rput");
     if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
         err = hmpi_rma_check_below(w, target_rank, target_disp, target_count, target_datatype);
         if (err != MPI_SUCCESS)
-            return hmpi_win_raise(win, err);
+            return hmpi_raise_win(win, err, "MPI_Rput");
         hmpi_rma_count_below(HMPI_RMA_PUT, origin_count, origin_datatype);
         return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                          target_count, target_datatype, win, request);
@@ -116,28 +137,36 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
                      target_datatype);
     if (err == MPI_SUCCESS && (*request = done_request()) == MPI_REQUEST_NULL)
         err = MPI_ERR_NO_MEM;
-    return hmpi_win_raise(win, err);
+    return hmpi_raise_win(win, err, "MPI_Rput");
 }
 
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Rget");
     hmpi_win_t *w = hmpi_win_get(win);
+    int check = w ? hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank,
+                                   w->size, target_count, target_datatype)
+                  : MPI_SUCCESS;
+    if (!check && w && !request)
+        check = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
+    if (check)
+        return hmpi_raise_win(win, check, "MPI_Rget");
     if (!w)
         return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                          target_count, target_datatype, win, request);
     if (target_rank == MPI_PROC_NULL)
-        return hmpi_win_raise(win, (*request = done_request()) == MPI_REQUEST_NULL
+        return hmpi_raise_win(win, (*request = done_request()) == MPI_REQUEST_NULL
                                        ? MPI_ERR_NO_MEM
-                                       : MPI_SUCCESS);
+                                       : MPI_SUCCESS, "MPI_Rget");
     int err = hmpi_rma_check_access(w, target_rank, 1);
     if (err != MPI_SUCCESS)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Rget");
     if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
         err = hmpi_rma_check_below(w, target_rank, target_disp, target_count, target_datatype);
         if (err != MPI_SUCCESS)
-            return hmpi_win_raise(win, err);
+            return hmpi_raise_win(win, err, "MPI_Rget");
         hmpi_rma_count_below(HMPI_RMA_GET, origin_count, origin_datatype);
         return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                          target_count, target_datatype, win, request);
@@ -147,5 +176,5 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                      target_datatype);
     if (err == MPI_SUCCESS && (*request = done_request()) == MPI_REQUEST_NULL)
         err = MPI_ERR_NO_MEM;
-    return hmpi_win_raise(win, err);
+    return hmpi_raise_win(win, err, "MPI_Rget");
 }

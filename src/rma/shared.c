@@ -4,6 +4,7 @@
  * rank 0 allocates the sum and each member takes its offset; with the info key
  * alloc_shared_noncontig=true each member allocates its own segment in its own slice. */
 #include "rma.h"
+#include "../mpi/check.h"
 #include "../common/log.h"
 #include "../heap/heap.h"
 #include "../mpi/comm.h"
@@ -25,6 +26,7 @@ static int info_true(MPI_Info info, const char *key)
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                             void *baseptr, MPI_Win *win)
 {
+    HMPI_ENTER("MPI_Win_allocate_shared");
     hmpi_comm_t *c = hmpi_rma_comm(comm);
     if (!c || c->has_remote || size < 0 || disp_unit <= 0) /* the below says what is wrong */
         return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
@@ -73,6 +75,7 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
 
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
+    HMPI_ENTER("MPI_Win_shared_query");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w || w->flavor != MPI_WIN_FLAVOR_SHARED)
         return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
@@ -86,7 +89,7 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, 
             return MPI_SUCCESS;
         }
     } else if (rank < 0 || rank >= w->size) {
-        return hmpi_win_raise(win, MPI_ERR_RANK);
+        return hmpi_raise_win(win, MPI_ERR_RANK, "MPI_Win_shared_query");
     }
     *size = (MPI_Aint)w->mem[rank].size;
     *disp_unit = w->mem[rank].disp_unit;

@@ -8,14 +8,16 @@
  * local target has left the below's fence, which may still be applying the last
  * epoch's operations from other nodes. */
 #include "rma.h"
+#include "../mpi/check.h"
 
 int MPI_Win_fence(int assert, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_fence");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_fence(assert, win);
     if (w->lock_all || w->nlocks || w->started || w->posted)
-        return hmpi_win_raise(win, MPI_ERR_RMA_SYNC);
+        return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_fence");
     /* Both assertions are given by every member or by none: then no epoch ends and none
      * begins, and there is nothing to order here. */
     int order = (assert & (MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) !=

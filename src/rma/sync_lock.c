@@ -6,6 +6,7 @@
  * HMPI takes it, and before touching a local target directly makes sure it is granted
  * (implementations may defer the lock request to the first operation). */
 #include "rma.h"
+#include "../mpi/check.h"
 
 #include <stdatomic.h>
 
@@ -38,17 +39,18 @@ static void unlock_word(hmpi_win_t *w, int wl, int exclusive)
 
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_lock");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_lock(lock_type, rank, assert, win);
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (rank < 0 || rank >= w->size)
-        return hmpi_win_raise(win, MPI_ERR_RANK);
+        return hmpi_raise_win(win, MPI_ERR_RANK, "MPI_Win_lock");
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
-        return hmpi_win_raise(win, MPI_ERR_LOCKTYPE);
+        return hmpi_raise_win(win, MPI_ERR_LOCKTYPE, "MPI_Win_lock");
     if (w->lock_all || (w->acc[rank] & HMPI_ACC_LOCKED) || w->started)
-        return hmpi_win_raise(win, MPI_ERR_RMA_SYNC);
+        return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_lock");
     int excl = lock_type == MPI_LOCK_EXCLUSIVE, nocheck = (assert & MPI_MODE_NOCHECK) != 0;
     if (w->mixed) {
         int rc = PMPI_Win_lock(lock_type, rank, assert, win);
@@ -68,16 +70,17 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 
 int MPI_Win_unlock(int rank, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_unlock");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_unlock(rank, win);
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (rank < 0 || rank >= w->size)
-        return hmpi_win_raise(win, MPI_ERR_RANK);
+        return hmpi_raise_win(win, MPI_ERR_RANK, "MPI_Win_unlock");
     uint8_t a = w->acc[rank];
     if (!(a & HMPI_ACC_LOCKED))
-        return hmpi_win_raise(win, MPI_ERR_RMA_SYNC);
+        return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_unlock");
     w->acc[rank] &= (uint8_t)~(HMPI_ACC_LOCKED | HMPI_ACC_NOCHECK);
     w->nlocks--;
     atomic_thread_fence(memory_order_seq_cst); /* direct operations before the release */
@@ -90,11 +93,12 @@ int MPI_Win_unlock(int rank, MPI_Win win)
 
 int MPI_Win_lock_all(int assert, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_lock_all");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_lock_all(assert, win);
     if (w->lock_all || w->nlocks || w->started) /* an exposure epoch may overlap */
-        return hmpi_win_raise(win, MPI_ERR_RMA_SYNC);
+        return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all");
     int nocheck = (assert & MPI_MODE_NOCHECK) != 0;
     if (w->mixed) {
         int rc = PMPI_Win_lock_all(assert, win);
@@ -120,11 +124,12 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
 
 int MPI_Win_unlock_all(MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_unlock_all");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_unlock_all(win);
     if (!w->lock_all)
-        return hmpi_win_raise(win, MPI_ERR_RMA_SYNC);
+        return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all");
     w->lock_all = 0;
     atomic_thread_fence(memory_order_seq_cst);
     if (w->mixed)
@@ -147,24 +152,26 @@ static int check_passive(const hmpi_win_t *w, int rank, int all)
 
 int MPI_Win_flush(int rank, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_flush");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_flush(rank, win);
     int err = check_passive(w, rank, 0);
     if (err != MPI_SUCCESS)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Win_flush");
     atomic_thread_fence(memory_order_seq_cst);
     return w->mixed && rank != MPI_PROC_NULL ? PMPI_Win_flush(rank, win) : MPI_SUCCESS;
 }
 
 int MPI_Win_flush_all(MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_flush_all");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_flush_all(win);
     int err = check_passive(w, 0, 1);
     if (err != MPI_SUCCESS)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Win_flush_all");
     atomic_thread_fence(memory_order_seq_cst);
     return w->mixed ? PMPI_Win_flush_all(win) : MPI_SUCCESS;
 }
@@ -172,23 +179,25 @@ int MPI_Win_flush_all(MPI_Win win)
 /* Local completion: a direct operation's origin buffer is free when it returns. */
 int MPI_Win_flush_local(int rank, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_flush_local");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_flush_local(rank, win);
     int err = check_passive(w, rank, 0);
     if (err != MPI_SUCCESS)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Win_flush_local");
     return w->mixed && rank != MPI_PROC_NULL ? PMPI_Win_flush_local(rank, win) : MPI_SUCCESS;
 }
 
 int MPI_Win_flush_local_all(MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_flush_local_all");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_flush_local_all(win);
     int err = check_passive(w, 0, 1);
     if (err != MPI_SUCCESS)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Win_flush_local_all");
     return w->mixed ? PMPI_Win_flush_local_all(win) : MPI_SUCCESS;
 }
 
@@ -196,6 +205,7 @@ int MPI_Win_flush_local_all(MPI_Win win)
  * the below's sync where it has a passive epoch to sync. */
 int MPI_Win_sync(MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_sync");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_sync(win);

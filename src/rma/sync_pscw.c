@@ -6,6 +6,7 @@
  * posted never has to be inside MPI for its origins to go on. On a mixed window the
  * below's post/start/complete/wait run too, with the same groups. */
 #include "rma.h"
+#include "../mpi/check.h"
 
 /* Window ranks of the members of group, into out; MPI_ERR_GROUP when one is not a
  * member of the window. */
@@ -27,14 +28,15 @@ static int translate(hmpi_win_t *w, MPI_Group group, int *out, int *n_p)
 
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_post");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_post(group, assert, win);
     if (w->posted)
-        return hmpi_win_raise(win, MPI_ERR_RMA_SYNC);
+        return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_post");
     int err = translate(w, group, w->post_ranks, &w->npost);
     if (err != MPI_SUCCESS)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Win_post");
     if (w->mixed && (err = PMPI_Win_post(group, assert, win)) != MPI_SUCCESS)
         return err;
     /* NOCHECK: the matching starts are known to come after this post, and are made with
@@ -53,14 +55,15 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_start");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_start(group, assert, win);
     if (w->started)
-        return hmpi_win_raise(win, MPI_ERR_RMA_SYNC);
+        return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_start");
     int err = translate(w, group, w->start_ranks, &w->nstart);
     if (err != MPI_SUCCESS)
-        return hmpi_win_raise(win, err);
+        return hmpi_raise_win(win, err, "MPI_Win_start");
     if (w->mixed && (err = PMPI_Win_start(group, assert, win)) != MPI_SUCCESS)
         return err;
     /* The standard allows start to wait for the posts; waiting here keeps every later
@@ -83,11 +86,12 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 
 int MPI_Win_complete(MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_complete");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_complete(win);
     if (!w->started)
-        return hmpi_win_raise(win, MPI_ERR_RMA_SYNC);
+        return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_complete");
     /* Direct puts are done; each increment publishes them to its target. */
     for (int i = 0; i < w->nstart; i++) {
         int r = w->start_ranks[i], t = w->mem[r].wl;
@@ -122,11 +126,12 @@ static void consume_done(hmpi_win_t *w)
 
 int MPI_Win_wait(MPI_Win win)
 {
+    HMPI_ENTER("MPI_Win_wait");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_wait(win);
     if (!w->posted)
-        return hmpi_win_raise(win, MPI_ERR_RMA_SYNC);
+        return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_wait");
     hmpi_rma_wait_t wt = {{0}};
     if (w->mixed) { /* the below's test, not its wait: HMPI keeps moving meanwhile */
         int flag = 0, rc;
@@ -143,11 +148,12 @@ int MPI_Win_wait(MPI_Win win)
 
 int MPI_Win_test(MPI_Win win, int *flag)
 {
+    HMPI_ENTER("MPI_Win_test");
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_test(win, flag);
     if (!w->posted)
-        return hmpi_win_raise(win, MPI_ERR_RMA_SYNC);
+        return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_test");
     *flag = 0;
     if (w->mixed) {
         int below = 0, rc = PMPI_Win_test(win, &below);

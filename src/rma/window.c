@@ -4,6 +4,7 @@
  * so its handle is the one the program holds. Creation and freeing are collective; the
  * operations and the synchronization live in ops.c, acc.c and sync_*.c. */
 #include "rma.h"
+#include "../mpi/check.h"
 #include "../common/knobs.h"
 #include "../common/log.h"
 #include "../common/stats.h"
@@ -265,6 +266,7 @@ int hmpi_rma_below_create(void *base, MPI_Aint size, int disp_unit, MPI_Info inf
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                    MPI_Win *win)
 {
+    HMPI_ENTER("MPI_Win_create");
     hmpi_comm_t *c = hmpi_rma_comm(comm);
     if (!c || size < 0 || disp_unit <= 0)
         return PMPI_Win_create(base, size, disp_unit, info, comm, win);
@@ -279,6 +281,7 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      void *baseptr, MPI_Win *win)
 {
+    HMPI_ENTER("MPI_Win_allocate");
     hmpi_comm_t *c = hmpi_rma_comm(comm);
     if (!c || size < 0 || disp_unit <= 0)
         return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
@@ -301,6 +304,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    HMPI_ENTER("MPI_Win_create_dynamic");
     hmpi_comm_t *c = hmpi_rma_comm(comm);
     if (!c)
         return PMPI_Win_create_dynamic(info, comm, win);
@@ -318,21 +322,24 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
  * own list (its window is the program's). */
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
+    HMPI_ENTER("MPI_Win_attach");
     return PMPI_Win_attach(win, base, size);
 }
 
 int MPI_Win_detach(MPI_Win win, const void *base)
 {
+    HMPI_ENTER("MPI_Win_detach");
     return PMPI_Win_detach(win, base);
 }
 
 int MPI_Win_free(MPI_Win *win)
 {
+    HMPI_ENTER("MPI_Win_free");
     hmpi_win_t *w = win ? hmpi_win_get(*win) : NULL;
     if (!w)
         return PMPI_Win_free(win);
     if (w->lock_all || w->nlocks || w->started || w->posted)
-        return hmpi_win_raise(*win, MPI_ERR_RMA_SYNC);
+        return hmpi_raise_win(*win, MPI_ERR_RMA_SYNC, "MPI_Win_free");
     /* Once every local member is here, no local origin touches this rank's memory or
      * the control block again except to leave it. */
     hmpi_rma_barrier(w);
@@ -361,6 +368,7 @@ int MPI_Win_free(MPI_Win *win)
  * allocate). A dynamic window's are the below's (MPI_BOTTOM, 0, 1). */
 int MPI_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag)
 {
+    HMPI_ENTER("MPI_Win_get_attr");
     hmpi_win_t *w = hmpi_win_get(win);
     void *v = NULL;
     if (w && keyval == MPI_WIN_CREATE_FLAVOR)

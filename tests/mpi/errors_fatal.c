@@ -1,0 +1,48 @@
+/* errors_fatal.c: one erroneous call under the default handler, MPI_ERRORS_ARE_FATAL,
+ * chosen by argv[1]; errors_fatal.py runs it and judges the job from outside (exit
+ * status, time, the message naming the function and the argument). Every rank makes
+ * the same call, so no rank is left waiting for another. Returns 0 only when the call
+ * returned, which is the failure the driver looks for. */
+#include <mpi.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static int rank, size, buf[4];
+
+int main(int argc, char **argv)
+{
+    const char *c = argc > 1 ? argv[1] : "";
+    if (strcmp(c, "before_init") == 0) {
+        MPI_Send(buf, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+        printf("errors_fatal: %s returned\n", c);
+        return 0;
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (strcmp(c, "send_rank") == 0) {
+        MPI_Send(buf, 1, MPI_INT, size + 5, 0, MPI_COMM_WORLD);
+    } else if (strcmp(c, "bcast_root") == 0) {
+        MPI_Bcast(buf, 1, MPI_INT, size, MPI_COMM_WORLD);
+    } else if (strcmp(c, "send_type") == 0) {
+        MPI_Datatype t;
+        MPI_Type_contiguous(2, MPI_INT, &t); /* never committed */
+        MPI_Send(buf, 1, t, 0, 0, MPI_COMM_WORLD);
+    } else if (strcmp(c, "acc_op") == 0) {
+        MPI_Win win;
+        MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        MPI_Win_fence(0, win);
+        MPI_Accumulate(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, win);
+        MPI_Win_fence(0, win);
+        MPI_Win_free(&win);
+    } else if (strcmp(c, "after_finalize") == 0) {
+        MPI_Finalize();
+        MPI_Send(buf, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+        printf("errors_fatal: %s returned\n", c);
+        return 0;
+    }
+    printf("errors_fatal: %s returned\n", c);
+    MPI_Finalize();
+    return 0;
+}

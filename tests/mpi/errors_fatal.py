@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""errors_fatal.py CASE --np N --mpiexec M --program P [--launcher-flag F ...]
+
+Runs errors_fatal CASE under mpiexec with the default error handler
+(MPI_ERRORS_ARE_FATAL) and judges the job from outside: it must end in bounded time,
+with a non-zero exit status, and its output must hold HMPI's line naming the function
+and the bad argument. Standard library only."""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+# case: the lines (or parts of them) the job's output must contain
+EXPECT = {
+    "send_rank": ["HMPI: MPI_Send: dest 7 is not a rank of a communicator of size 2 (MPI_ERR_RANK)"],
+    "bcast_root": ["HMPI: MPI_Bcast: root 2 is not a rank of a communicator of size 2 (MPI_ERR_ROOT)"],
+    "send_type": ["HMPI: MPI_Send: datatype is not committed", "(MPI_ERR_TYPE)"],
+    "acc_op": ["HMPI: MPI_Accumulate: op is MPI_OP_NULL (MPI_ERR_OP)"],
+    "before_init": ["HMPI: MPI_Send called before MPI_Init"],
+    "after_finalize": ["HMPI: MPI_Send called after MPI_Finalize"],
+}
+LIMIT = 60  # seconds: the launcher ends the job well before
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(EXPECT))
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--launcher-flag", action="append", default=[])
+    a = ap.parse_args()
+    cmd = [a.mpiexec] + a.launcher_flag + ["-n", str(a.np), a.program, a.case]
+    env = dict(os.environ)
+    env.pop("HMPI_DISABLE", None)
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=LIMIT, env=env)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace")
+        sys.exit("FAIL %s: the job did not end within %d s\n%s" % (a.case, LIMIT, out))
+    took = time.monotonic() - t0
+    out = p.stdout.decode(errors="replace")
+    bad = []
+    if p.returncode == 0:
+        bad.append("the job exited 0")
+    if "returned" in out and "errors_fatal: %s returned" % a.case in out:
+        bad.append("the erroneous call returned")
+    for want in EXPECT[a.case]:
+        if want not in out:
+            bad.append("no %r in the output" % want)
+    if bad:
+        sys.exit("FAIL %s (exit %d, %.1f s): %s\n--- output ---\n%s"
+                 % (a.case, p.returncode, took, "; ".join(bad), out))
+    print("errors_fatal %s: exit %d in %.1f s, message found" % (a.case, p.returncode, took))
+
+
+if __name__ == "__main__":
+    main()
