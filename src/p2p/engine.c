@@ -479,10 +479,24 @@ static void count_proto(hmpi_proto_t p, size_t bytes)
     hmpi_stat_add(byts[p], bytes);
 }
 
+/* Packs r's message into dst. MPICH refuses to pack from MPI_BOTTOM (a NULL buffer)
+ * even when the datatype holds absolute addresses, so such a message is packed from a
+ * non-NULL base through a type shifted back by as much. */
 static int pack_into(hmpi_req_t *r, void *dst, size_t bytes)
 {
     int pos = 0;
-    return PMPI_Pack(r->buf, r->count, r->type, dst, (int)bytes, &pos, MPI_COMM_SELF);
+    if (r->buf != MPI_BOTTOM)
+        return PMPI_Pack(r->buf, r->count, r->type, dst, (int)bytes, &pos, MPI_COMM_SELF);
+    int len = r->count;
+    MPI_Aint disp = -(MPI_Aint)(uintptr_t)dst;
+    MPI_Datatype shifted;
+    int err = PMPI_Type_create_struct(1, &len, &disp, &r->type, &shifted);
+    if (err != MPI_SUCCESS)
+        return err;
+    if ((err = PMPI_Type_commit(&shifted)) == MPI_SUCCESS)
+        err = PMPI_Pack(dst, 1, shifted, dst, (int)bytes, &pos, MPI_COMM_SELF);
+    PMPI_Type_free(&shifted);
+    return err;
 }
 
 int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
@@ -490,6 +504,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     size_t bytes = r->t.size * (size_t)r->count;
     const char *p = (const char *)r->buf + r->t.lb;
     hmpi_env_t *e = env_get();
+    int err;
     if (!e)
         return MPI_ERR_NO_MEM;
     e->ctx = r->comm->ctx;
@@ -508,10 +523,12 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     if (bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX) {
         e->proto = HMPI_PROTO_IMMEDIATE;
         e->data = e->u.payload;
-        if (r->t.contig)
+        if (bytes && r->t.contig) /* an empty message may come from a NULL buffer */
             memcpy(e->u.payload, p, bytes);
-        else if (bytes)
-            pack_into(r, e->u.payload, bytes);
+        else if (bytes && (err = pack_into(r, e->u.payload, bytes)) != MPI_SUCCESS) {
+            env_put(e);
+            return err;
+        }
     } else {
         e->proto = bytes >= (size_t)hmpi_knobs.SYNERGISTIC_MIN ? HMPI_PROTO_SYNERGISTIC
                                                                : HMPI_PROTO_COPY;
@@ -535,7 +552,11 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
                 memcpy(copy, p, bytes);
                 hmpi_stat_add(HMPI_STAT_bounced, 1);
             } else {
-                pack_into(r, copy, bytes);
+                if ((err = pack_into(r, copy, bytes)) != MPI_SUCCESS) {
+                    hmpi_heap_free(copy);
+                    env_put(e);
+                    return err;
+                }
                 hmpi_stat_add(HMPI_STAT_packed, 1);
             }
             e->data = copy;
