@@ -266,6 +266,21 @@ static int describe(const void *oaddr, int ocount, MPI_Datatype otype, void *rad
     return err;
 }
 
+/* The argument checks of MPI_Get_accumulate and MPI_Rget_accumulate (MPI_NO_OP reads
+ * no origin buffer). */
+static int check_get_acc(const hmpi_win_t *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                         const void *raddr, int rcount, MPI_Datatype rtype, int target,
+                         int tcount, MPI_Datatype ttype, MPI_Op op)
+{
+    int err = hmpi_check_rma(op == MPI_NO_OP ? MPI_IN_PLACE : oaddr, ocount, otype, target,
+                             w->size, tcount, ttype);
+    if (!err)
+        err = hmpi_check_buf(raddr, rcount, rtype, HMPI_SIDE_RESULT);
+    if (!err)
+        err = hmpi_check_acc_op(op, ttype);
+    return err;
+}
+
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
@@ -304,18 +319,11 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count,
 {
     HMPI_ENTER("MPI_Get_accumulate");
     hmpi_win_t *w = hmpi_win_get(win);
-    int err;
-    if (w) {
-        err = hmpi_check_rma(op == MPI_NO_OP ? MPI_IN_PLACE : origin_addr,
-                             origin_count, origin_datatype,
-                             target_rank, w->size, target_count, target_datatype);
-        if (!err)
-            err = hmpi_check_buf(result_addr, result_count, result_datatype, HMPI_SIDE_RESULT);
-        if (!err)
-            err = hmpi_check_acc_op(op, target_datatype);
-        if (err)
-            return hmpi_raise_win(win, err, "MPI_Get_accumulate");
-    }
+    int err = MPI_SUCCESS;
+    if (w && (err = check_get_acc(w, origin_addr, origin_count, origin_datatype, result_addr,
+                                  result_count, result_datatype, target_rank, target_count,
+                                  target_datatype, op)))
+        return hmpi_raise_win(win, err, "MPI_Get_accumulate");
     if (!ours(w, target_rank, 0, target_disp, target_count, target_datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, target_count, target_datatype);
@@ -434,20 +442,13 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
 {
     HMPI_ENTER("MPI_Rget_accumulate");
     hmpi_win_t *w = hmpi_win_get(win);
-    int err;
-    if (w) {
-        err = hmpi_check_rma(op == MPI_NO_OP ? MPI_IN_PLACE : origin_addr,
-                             origin_count, origin_datatype,
-                             target_rank, w->size, target_count, target_datatype);
-        if (!err)
-            err = hmpi_check_buf(result_addr, result_count, result_datatype, HMPI_SIDE_RESULT);
-        if (!err)
-            err = hmpi_check_acc_op(op, target_datatype);
-        if (!err && !request)
-            err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
-        if (err)
-            return hmpi_raise_win(win, err, "MPI_Rget_accumulate");
-    }
+    int err = MPI_SUCCESS;
+    if (w && (err = check_get_acc(w, origin_addr, origin_count, origin_datatype, result_addr,
+                                  result_count, result_datatype, target_rank, target_count,
+                                  target_datatype, op)) == MPI_SUCCESS && !request)
+        err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
+    if (w && err)
+        return hmpi_raise_win(win, err, "MPI_Rget_accumulate");
     if (!ours(w, target_rank, 1, target_disp, target_count, target_datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, target_count, target_datatype);
