@@ -45,27 +45,47 @@ static inline void *served(void *p, size_t n)
     return p;
 }
 
+#if defined(__SANITIZE_THREAD__)
+/* mimalloc is not instrumented: ThreadSanitizer cannot see that a block one thread
+ * freed reached another through mimalloc's atomics, and would call the new owner's
+ * first writes a race with the old owner's last reads. Every free releases one sync
+ * object and every allocation acquires it, which is what the allocator guarantees. */
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+static char tsan_heap_sync;
+static inline void tsan_freeing(void) { __tsan_release(&tsan_heap_sync); }
+static inline void *tsan_got(void *p)
+{
+    __tsan_acquire(&tsan_heap_sync);
+    return p;
+}
+#else
+static inline void tsan_freeing(void) {}
+static inline void *tsan_got(void *p) { return p; }
+#endif
+
 void *hmpi_heap_malloc(size_t n)
 {
     mi_heap_t *h = shared_heap();
     void *p = h ? served(mi_heap_malloc(h, n), n) : NULL;
-    return p ? p : mi_malloc(n);
+    return tsan_got(p ? p : mi_malloc(n));
 }
 
 void *hmpi_heap_calloc(size_t count, size_t size)
 {
     mi_heap_t *h = shared_heap();
     void *p = h ? served(mi_heap_calloc(h, count, size), count * size) : NULL;
-    return p ? p : mi_calloc(count, size);
+    return tsan_got(p ? p : mi_calloc(count, size));
 }
 
 void *hmpi_heap_realloc(void *old, size_t n)
 {
     mi_heap_t *h = shared_heap();
+    tsan_freeing();
     if (h == NULL)
-        return mi_realloc(old, n);
+        return tsan_got(mi_realloc(old, n));
     void *p = served(mi_heap_realloc(h, old, n), n);
-    return p ? p : mi_realloc(old, n);
+    return tsan_got(p ? p : mi_realloc(old, n));
 }
 
 void *hmpi_heap_aligned(size_t align, size_t n)
@@ -74,18 +94,19 @@ void *hmpi_heap_aligned(size_t align, size_t n)
      * sizes of 256..1024 B (microsoft/mimalloc#700); tests/unit/malloc_stress checks. */
     mi_heap_t *h = shared_heap();
     void *p = h ? served(mi_heap_malloc_aligned_at(h, n, align, 0), n) : NULL;
-    return p ? p : mi_malloc_aligned_at(n, align, 0);
+    return tsan_got(p ? p : mi_malloc_aligned_at(n, align, 0));
 }
 
 void *hmpi_heap_shared_alloc(size_t n)
 {
     mi_heap_t *h = shared_heap();
     void *p = h ? mi_heap_malloc_aligned(h, n, 64) : NULL;
-    return p && hmpi_heap_is_shared_range(p, n) ? p : (mi_free(p), NULL);
+    return tsan_got(p && hmpi_heap_is_shared_range(p, n) ? p : (mi_free(p), NULL));
 }
 
 void hmpi_heap_free(void *p)
 {
+    tsan_freeing();
     mi_free(p);
 }
 
