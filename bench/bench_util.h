@@ -142,6 +142,26 @@ static inline void bench_bad_value(const struct option *longopts, int opt, const
     }
 }
 
+/* The end of an option loop: getopt_long's unknown option (opt '?' or ':'), a bad value
+ * (bad set, err written by bench_bad_value) or an argument left over is an error:
+ * -1 with err written; else 0. */
+static inline int bench_opts_done(int argc, char **argv, int bad, char *err, size_t errlen)
+{
+    if (bad)
+        return -1;
+    if (optind < argc) {
+        snprintf(err, errlen, "unexpected argument: %s", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+static inline int bench_unknown_option(char **argv, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "unknown option or missing value: %s", argv[optind - 1]);
+    return -1;
+}
+
 /* Rank 0 prints usage on stdout, or with err "PROG: ERR (see --help)" on stderr. */
 static inline void bench_usage_or_error(int rank, const char *prog, const char *err,
                                         const char *usage)

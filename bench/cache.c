@@ -257,19 +257,14 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
         case 'q': o->quick = 1; break;
         case 'h': o->help = 1; break;
         default:
-            snprintf(err, errlen, "unknown option or missing value: %s", argv[optind - 1]);
-            return -1;
+            return bench_unknown_option(argv, err, errlen);
         }
         if (bad)
             bench_bad_value(longopts, opt, optarg, " (sizes: powers of two, 64 B to 64M)",
                             err, errlen);
     }
-    if (bad)
+    if (bench_opts_done(argc, argv, bad, err, errlen))
         return -1;
-    if (optind < argc) {
-        snprintf(err, errlen, "unexpected argument: %s", argv[optind]);
-        return -1;
-    }
     long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
     size_t dflt = l1 >= 1024 && !(l1 & (l1 - 1)) ? (size_t)l1 : 32 * KiB;
     if (o->quick) {

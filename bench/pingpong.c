@@ -432,18 +432,13 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
             }
             break;
         default:
-            snprintf(err, errlen, "unknown option or missing value: %s", argv[optind - 1]);
-            return -1;
+            return bench_unknown_option(argv, err, errlen);
         }
         if (bad)
             bench_bad_value(longopts, opt, optarg, "", err, errlen);
     }
-    if (bad)
+    if (bench_opts_done(argc, argv, bad, err, errlen))
         return -1;
-    if (optind < argc) {
-        snprintf(err, errlen, "unexpected argument: %s", argv[optind]);
-        return -1;
-    }
     o->min = o->min ? o->min : 1;
     o->max = o->max ? o->max : o->quick ? KiB : 64 * MiB;
     o->iters = o->iters ? o->iters : o->quick ? 20 : 1000;
