@@ -184,6 +184,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     return hmpi_raise_in(comm, alltoall_team(&s->team, &sd, &rv, sendbuf == MPI_IN_PLACE),
                          "MPI_Alltoall");
 }
+HMPI_PMPI(Alltoall)
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
@@ -207,6 +208,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     return hmpi_raise_in(comm, alltoall_team(&s->team, &sd, &rv, sendbuf == MPI_IN_PLACE),
                          "MPI_Alltoallv");
 }
+HMPI_PMPI(Alltoallv)
 
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
@@ -225,3 +227,4 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
     return hmpi_raise_in(comm, alltoall_team(&s->team, &sd, &rv, sendbuf == MPI_IN_PLACE),
                          "MPI_Alltoallw");
 }
+HMPI_PMPI(Alltoallw)

@@ -55,3 +55,4 @@ int MPI_Barrier(MPI_Comm comm)
     }
     return hmpi_raise_in(comm, hmpi_coll_team_fence(&s->team, leaders_barrier, s), "MPI_Barrier");
 }
+HMPI_PMPI(Barrier)

@@ -211,3 +211,4 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     }
     return hmpi_raise_in(comm, err, "MPI_Bcast");
 }
+HMPI_PMPI(Bcast)

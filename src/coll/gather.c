@@ -245,6 +245,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     return gather_entry(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype,
                         root, comm, 0);
 }
+HMPI_PMPI(Gather)
 
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
@@ -253,6 +254,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     return gather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype,
                         root, comm, 1);
 }
+HMPI_PMPI(Gatherv)
 
 int hmpi_coll_team_gather_bytes(hmpi_coll_team_t *t, const void *sendbuf, int scount,
                                 MPI_Datatype stype, void *buf, int bytes, int root)
@@ -395,6 +397,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     return scatter_entry(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          root, comm, 0);
 }
+HMPI_PMPI(Scatter)
 
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -403,6 +406,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
     return scatter_entry(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype,
                          root, comm, 1);
 }
+HMPI_PMPI(Scatterv)
 
 /* ---- allgather ----------------------------------------------------------------------- */
 
@@ -489,6 +493,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype,
                            comm, 0);
 }
+HMPI_PMPI(Allgather)
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
@@ -497,3 +502,4 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
                            recvtype, comm, 1);
 }
+HMPI_PMPI(Allgatherv)

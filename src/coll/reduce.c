@@ -235,6 +235,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
         err = reduce_hier(s, c, sendbuf, recvbuf, count, type, op, root);
     return hmpi_raise_in(comm, err, "MPI_Reduce");
 }
+HMPI_PMPI(Reduce)
 
 /* ---- allreduce --------------------------------------------------------------------- */
 
@@ -376,3 +377,4 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
         err = allreduce_hier(s, sendbuf, recvbuf, count, type, op);
     return hmpi_raise_in(comm, err, "MPI_Allreduce");
 }
+HMPI_PMPI(Allreduce)

@@ -106,6 +106,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
         err = rs_team(&s->team, sendbuf, recvbuf, NULL, recvcount, type, op);
     return hmpi_raise_in(comm, err, "MPI_Reduce_scatter_block");
 }
+HMPI_PMPI(Reduce_scatter_block)
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype type, MPI_Op op, MPI_Comm comm)
@@ -127,3 +128,4 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
         err = rs_team(&s->team, sendbuf, recvbuf, recvcounts, 0, type, op);
     return hmpi_raise_in(comm, err, "MPI_Reduce_scatter");
 }
+HMPI_PMPI(Reduce_scatter)

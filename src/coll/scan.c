@@ -85,9 +85,11 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, M
 {
     return scan_entry(sendbuf, recvbuf, count, type, op, comm, 0);
 }
+HMPI_PMPI(Scan)
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm)
 {
     return scan_entry(sendbuf, recvbuf, count, type, op, comm, 1);
 }
+HMPI_PMPI(Exscan)

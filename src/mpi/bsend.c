@@ -35,11 +35,11 @@ int MPI_Buffer_attach(void *buffer, int size)
         attached = (size_t)size;
     return err;
 }
+HMPI_PMPI(Buffer_attach)
 
-int MPI_Buffer_detach(void *buffer_addr, int *size)
+/* Every buffered message must be delivered before the buffer goes back. */
+static void drain(void)
 {
-    HMPI_ENTER("MPI_Buffer_detach");
-    /* Every buffered message must be delivered before the buffer goes back. */
     hmpi_backoff_t b = {0};
     hmpi_p2p_lock();
     while (used > 0) {
@@ -49,8 +49,38 @@ int MPI_Buffer_detach(void *buffer_addr, int *size)
         hmpi_p2p_lock();
     }
     hmpi_p2p_unlock();
+}
+
+int MPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    HMPI_ENTER("MPI_Buffer_detach");
+    drain();
     int err = PMPI_Buffer_detach(buffer_addr, size);
     if (err == MPI_SUCCESS)
         attached = 0;
     return err;
 }
+HMPI_PMPI(Buffer_detach)
+
+#if MPI_VERSION >= 4
+int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    HMPI_ENTER("MPI_Buffer_attach_c");
+    int err = PMPI_Buffer_attach_c(buffer, size);
+    if (err == MPI_SUCCESS)
+        attached = (size_t)size;
+    return err;
+}
+HMPI_PMPI(Buffer_attach_c)
+
+int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    HMPI_ENTER("MPI_Buffer_detach_c");
+    drain();
+    int err = PMPI_Buffer_detach_c(buffer_addr, size);
+    if (err == MPI_SUCCESS)
+        attached = 0;
+    return err;
+}
+HMPI_PMPI(Buffer_detach_c)
+#endif

@@ -181,12 +181,14 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     HMPI_ENTER("MPI_Comm_dup");
     return registered(PMPI_Comm_dup(comm, newcomm), newcomm);
 }
+HMPI_PMPI(Comm_dup)
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Comm_dup_with_info");
     return registered(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
 }
+HMPI_PMPI(Comm_dup_with_info)
 
 /* Nonblocking in name: the context agreement is a blocking allreduce on the new
  * communicator, so HMPI completes the duplication at once (docs/design.md). */
@@ -200,12 +202,14 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
         rc = MPI_ERR_NO_MEM;
     return rc;
 }
+HMPI_PMPI(Comm_idup)
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Comm_split");
     return registered(PMPI_Comm_split(comm, color, key, newcomm), newcomm);
 }
+HMPI_PMPI(Comm_split)
 
 int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
@@ -224,24 +228,28 @@ int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Com
     }
     return registered(rc, newcomm);
 }
+HMPI_PMPI(Comm_split_type)
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Comm_create");
     return registered(PMPI_Comm_create(comm, group, newcomm), newcomm);
 }
+HMPI_PMPI(Comm_create)
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Comm_create_group");
     return registered(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
 }
+HMPI_PMPI(Comm_create_group)
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Intercomm_merge");
     return registered(PMPI_Intercomm_merge(intercomm, high, newcomm), newcomm);
 }
+HMPI_PMPI(Intercomm_merge)
 
 int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                     int reorder, MPI_Comm *newcomm)
@@ -249,12 +257,14 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
     HMPI_ENTER("MPI_Cart_create");
     return registered(PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm), newcomm);
 }
+HMPI_PMPI(Cart_create)
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Cart_sub");
     return registered(PMPI_Cart_sub(comm, remain_dims, newcomm), newcomm);
 }
+HMPI_PMPI(Cart_sub)
 
 int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                      int reorder, MPI_Comm *newcomm)
@@ -262,6 +272,7 @@ int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edg
     HMPI_ENTER("MPI_Graph_create");
     return registered(PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm), newcomm);
 }
+HMPI_PMPI(Graph_create)
 
 int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
                           const int dest[], const int weights[], MPI_Info info, int reorder,
@@ -272,6 +283,7 @@ int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int d
                                              reorder, newcomm),
                       newcomm);
 }
+HMPI_PMPI(Dist_graph_create)
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
                                    const int sourceweights[], int outdegree,
@@ -284,6 +296,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
                                                       info, reorder, newcomm),
                       newcomm);
 }
+HMPI_PMPI(Dist_graph_create_adjacent)
 
 int MPI_Comm_free(MPI_Comm *comm)
 {
@@ -294,6 +307,7 @@ int MPI_Comm_free(MPI_Comm *comm)
         hmpi_comm_forget(*comm);
     return PMPI_Comm_free(comm);
 }
+HMPI_PMPI(Comm_free)
 
 int MPI_Comm_disconnect(MPI_Comm *comm)
 {
@@ -302,3 +316,4 @@ int MPI_Comm_disconnect(MPI_Comm *comm)
         hmpi_comm_forget(*comm);
     return PMPI_Comm_disconnect(comm);
 }
+HMPI_PMPI(Comm_disconnect)

@@ -110,6 +110,7 @@ int MPI_Type_free(MPI_Datatype *type)
         hmpi_check_type_freed(*type);
     return PMPI_Type_free(type);
 }
+HMPI_PMPI(Type_free)
 
 int MPI_Type_commit(MPI_Datatype *type)
 {
@@ -119,6 +120,7 @@ int MPI_Type_commit(MPI_Datatype *type)
         hmpi_check_type_committed(*type);
     return err;
 }
+HMPI_PMPI(Type_commit)
 
 /* A duplicate of a committed type is committed (MPI-4.0 §5.1.10). */
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -129,3 +131,4 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         hmpi_check_type_committed(*newtype);
     return err;
 }
+HMPI_PMPI(Type_dup)

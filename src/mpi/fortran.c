@@ -2,15 +2,16 @@
  * intercepts, where the MPI below's Fortran bindings would bypass HMPI. Each converts
  * the Fortran handles and sentinels and calls HMPI's C MPI_* function; no algorithm.
  *
- * Open MPI's libmpi_mpifh and libmpi_usempif08 call PMPI_* directly: HMPI defines
- * their symbols (mpi_send, mpi_send_, mpi_send__, MPI_SEND and the f08 mpi_send_f08_)
- * itself, ahead of Open MPI's in the symbol search order (FBIND). MPICH's mpif.h and
- * `use mpi` bindings, and its f08 calls with a buffer (mpi_send_f08ts_ through
- * MPIR_Send_cdesc), call the C MPI_* symbols, so HMPI is already under them; its f08
- * calls without a buffer (mpi_wait_f08_, mpi_init_f08_, ...) call PMPI_*, and HMPI
- * defines those (FBIND_F08). Calls not listed here go to the MPI below, which is
- * correct for every handle they can see (communicators and datatypes are the MPI
- * below's own handles). */
+ * Open MPI's libmpi_mpifh and libmpi_usempif08 call PMPI_*, which are HMPI's (below.h),
+ * but then convert the requests they get as Open MPI's own: HMPI defines their symbols
+ * (mpi_send, mpi_send_, mpi_send__, MPI_SEND, the f08 mpi_send_f08_ and the same five
+ * profiling names pmpi_send...) itself, ahead of Open MPI's in the symbol search order
+ * (FBIND). MPICH's mpif.h and `use mpi` bindings, and its f08 calls with a buffer
+ * (mpi_send_f08ts_ through MPIR_Send_cdesc), call the C MPI_* symbols, so HMPI is
+ * already under them; its f08 calls without a buffer (mpi_wait_f08_, mpi_init_f08_,
+ * ...) call PMPI_*, and HMPI defines those (FBIND_F08). Calls not listed here go to the
+ * MPI below's binding, which is correct for every handle they can see (communicators
+ * and datatypes are the MPI below's own handles). */
 #include "pt2pt.h"
 
 #include <stdint.h>
@@ -148,9 +149,12 @@ static MPI_Message msg_f2c(MPI_Fint f)
  * are the same (TYPE(MPI_Comm) etc. hold one INTEGER; ierror may be absent). */
 #define FALIAS(name, core) extern __typeof__(core) name __attribute__((alias(#core)));
 #ifdef OPEN_MPI
-#define FBIND(lc, UC)                                                                      \
-    FALIAS(lc, fw_##lc) FALIAS(lc##_, fw_##lc) FALIAS(lc##__, fw_##lc) FALIAS(UC, fw_##lc)  \
-    FALIAS(lc##_f08_, fw_##lc)
+#define FNAMES(lc, UC, core)                                                               \
+    FALIAS(lc, core) FALIAS(lc##_, core) FALIAS(lc##__, core) FALIAS(UC, core)              \
+    FALIAS(lc##_f08_, core)
+/* Also the profiling names (pmpi_send_, ...) that a Fortran tool calls: Open MPI's would
+ * call HMPI's PMPI_* but convert HMPI's requests as its own. */
+#define FBIND(lc, UC) FNAMES(lc, UC, fw_##lc) FNAMES(p##lc, P##UC, fw_##lc)
 #define FBIND_F08(lc, UC) FBIND(lc, UC)
 #else
 #define FBIND(lc, UC)

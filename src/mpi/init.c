@@ -83,6 +83,7 @@ int MPI_Init(int *argc, char ***argv)
     }
     return rc;
 }
+HMPI_PMPI(Init)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
@@ -93,6 +94,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     }
     return rc;
 }
+HMPI_PMPI(Init_thread)
 
 int MPI_Finalize(void)
 {
@@ -120,6 +122,7 @@ int MPI_Finalize(void)
     hmpi_mpi_state = HMPI_STATE_AFTER;
     return rc;
 }
+HMPI_PMPI(Finalize)
 
 int HMPI_Is_shared(const void *ptr) { return hmpi_heap_is_shared(ptr); }
 int HMPI_Active(void) { return hmpi_node.active; }

@@ -60,6 +60,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     }
     return hmpi_raise_in(comm, improbe(c, source, tag, flag, message, status), "MPI_Improbe");
 }
+HMPI_PMPI(Improbe)
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
@@ -75,6 +76,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
         hmpi_backoff(&b);
     return err;
 }
+HMPI_PMPI(Mprobe)
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
               MPI_Status *status)
@@ -105,6 +107,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
         *status = r.status;
     return hmpi_raise_in(c->handle, r.status.MPI_ERROR, "MPI_Mrecv");
 }
+HMPI_PMPI(Mrecv)
 
 int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
                MPI_Request *request)
@@ -135,3 +138,4 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
     *request = hmpi_req_handle(m);
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Imrecv)

@@ -213,21 +213,25 @@ int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, M
 {
     return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_STANDARD, "MPI_Send");
 }
+HMPI_PMPI(Send)
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_SYNC, "MPI_Ssend");
 }
+HMPI_PMPI(Ssend)
 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_READY, "MPI_Rsend");
 }
+HMPI_PMPI(Rsend)
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_BUFFERED, "MPI_Bsend");
 }
+HMPI_PMPI(Bsend)
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
@@ -235,6 +239,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
     return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_STANDARD, request,
                             "MPI_Isend");
 }
+HMPI_PMPI(Isend)
 
 int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
@@ -242,6 +247,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
     return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_SYNC, request,
                             "MPI_Issend");
 }
+HMPI_PMPI(Issend)
 
 int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
@@ -249,6 +255,7 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
     return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_READY, request,
                             "MPI_Irsend");
 }
+HMPI_PMPI(Irsend)
 
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
@@ -256,6 +263,7 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
     return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_BUFFERED, request,
                             "MPI_Ibsend");
 }
+HMPI_PMPI(Ibsend)
 
 /* Starts a receive described by r: locally, or through the bridge. */
 int hmpi_recv_start(hmpi_req_t *r)
@@ -304,6 +312,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         *status = r.status;
     return hmpi_raise_in(comm, err, "MPI_Recv");
 }
+HMPI_PMPI(Recv)
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
@@ -343,6 +352,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     hmpi_p2p_unlock();
     return hmpi_raise_in(comm, err, "MPI_Irecv");
 }
+HMPI_PMPI(Irecv)
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
@@ -369,6 +379,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     int rerr = MPI_Wait(&rreq, status);
     return err ? err : rerr;
 }
+HMPI_PMPI(Sendrecv)
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
@@ -402,6 +413,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     hmpi_heap_free(copy);
     return err ? err : serr;
 }
+HMPI_PMPI(Sendrecv_replace)
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
@@ -430,6 +442,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     hmpi_p2p_unlock();
     return hmpi_raise_in(comm, err, "MPI_Probe");
 }
+HMPI_PMPI(Probe)
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
@@ -453,3 +466,4 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     hmpi_p2p_unlock();
     return hmpi_raise_in(comm, err, "MPI_Iprobe");
 }
+HMPI_PMPI(Iprobe)

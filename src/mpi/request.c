@@ -102,6 +102,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     hmpi_p2p_unlock();
     return hmpi_raise_in(comm, err, "MPI_Wait");
 }
+HMPI_PMPI(Wait)
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
@@ -130,6 +131,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     hmpi_p2p_unlock();
     return hmpi_raise_in(comm, err, "MPI_Test");
 }
+HMPI_PMPI(Test)
 
 /* An array argument of Wait/Test*: count not negative, the array there when count > 0. */
 static int bad_array(int count, const MPI_Request *requests)
@@ -200,6 +202,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     }
     return hmpi_raise_in(MPI_COMM_WORLD, err, "MPI_Waitall");
 }
+HMPI_PMPI(Waitall)
 
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
@@ -233,6 +236,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
     }
     return hmpi_raise_in(MPI_COMM_WORLD, err, "MPI_Testall");
 }
+HMPI_PMPI(Testall)
 
 /* One pass of Testany: index of a completed request, MPI_UNDEFINED with *all_idle
  * when nothing can complete, or -1 when something is still pending. */
@@ -277,6 +281,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     MPI_Comm comm = hmpi_req_is_ours(requests[i]) ? comm_of(requests[i]) : MPI_COMM_WORLD;
     return hmpi_raise_in(comm, finish(&requests[i], status), "MPI_Waitany");
 }
+HMPI_PMPI(Waitany)
 
 int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
 {
@@ -309,6 +314,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     MPI_Comm comm = hmpi_req_is_ours(requests[i]) ? comm_of(requests[i]) : MPI_COMM_WORLD;
     return hmpi_raise_in(comm, finish(&requests[i], status), "MPI_Testany");
 }
+HMPI_PMPI(Testany)
 
 /* One pass of Testsome: finishes every complete request. */
 static int some(int incount, MPI_Request requests[], int *outcount, int indices[],
@@ -354,6 +360,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
     }
     return hmpi_raise_in(MPI_COMM_WORLD, err, "MPI_Waitsome");
 }
+HMPI_PMPI(Waitsome)
 
 int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                  MPI_Status statuses[])
@@ -372,6 +379,7 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
     some(incount, requests, outcount, indices, statuses, &err);
     return hmpi_raise_in(MPI_COMM_WORLD, err, "MPI_Testsome");
 }
+HMPI_PMPI(Testsome)
 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
@@ -394,6 +402,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     hmpi_p2p_unlock();
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Request_get_status)
 
 int MPI_Request_free(MPI_Request *request)
 {
@@ -415,6 +424,7 @@ int MPI_Request_free(MPI_Request *request)
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Request_free)
 
 int MPI_Cancel(MPI_Request *request)
 {
@@ -426,6 +436,7 @@ int MPI_Cancel(MPI_Request *request)
     hmpi_p2p_unlock();
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Cancel)
 
 /* ---- persistent requests ---------------------------------------------------------- */
 
@@ -492,9 +503,13 @@ static int persistent_send(const void *buf, int count, MPI_Datatype type, int de
         return persistent_send(buf, count, type, dest, tag, comm, MODE, PNAME, request, #NAME); \
     }
 PERSISTENT_SEND(MPI_Send_init, PMPI_Send_init, HMPI_MODE_STANDARD)
+HMPI_PMPI(Send_init)
 PERSISTENT_SEND(MPI_Ssend_init, PMPI_Ssend_init, HMPI_MODE_SYNC)
+HMPI_PMPI(Ssend_init)
 PERSISTENT_SEND(MPI_Rsend_init, PMPI_Rsend_init, HMPI_MODE_READY)
+HMPI_PMPI(Rsend_init)
 PERSISTENT_SEND(MPI_Bsend_init, PMPI_Bsend_init, HMPI_MODE_BUFFERED)
+HMPI_PMPI(Bsend_init)
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                   MPI_Request *request)
@@ -507,6 +522,7 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, 
     return make_persistent(buf, count, type, source, tag, comm, HMPI_MODE_STANDARD, 1, request,
                            "MPI_Recv_init");
 }
+HMPI_PMPI(Recv_init)
 
 static int start_one(hmpi_req_t *r)
 {
@@ -550,6 +566,7 @@ int MPI_Start(MPI_Request *request)
     hmpi_p2p_unlock();
     return hmpi_raise_in(r->comm ? r->comm->handle : MPI_COMM_WORLD, err, "MPI_Start");
 }
+HMPI_PMPI(Start)
 
 int MPI_Startall(int count, MPI_Request requests[])
 {
@@ -563,3 +580,4 @@ int MPI_Startall(int count, MPI_Request requests[])
     }
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Startall)

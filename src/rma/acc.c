@@ -311,6 +311,7 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
                         op);
     return hmpi_raise_win(win, err, "MPI_Accumulate");
 }
+HMPI_PMPI(Accumulate)
 
 int MPI_Get_accumulate(const void *origin_addr, int origin_count,
                        MPI_Datatype origin_datatype, void *result_addr, int result_count,
@@ -340,6 +341,7 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count,
                         op);
     return hmpi_raise_win(win, err, "MPI_Get_accumulate");
 }
+HMPI_PMPI(Get_accumulate)
 
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
@@ -371,6 +373,7 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
         err = acc_local(w, target_rank, &o, &res, target_disp, 1, datatype, op);
     return hmpi_raise_win(win, err, "MPI_Fetch_and_op");
 }
+HMPI_PMPI(Fetch_and_op)
 
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
@@ -398,6 +401,7 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
     return hmpi_raise_win(win, cas_local(w, target_rank, origin_addr, compare_addr, result_addr,
                                          datatype, target_disp), "MPI_Compare_and_swap");
 }
+HMPI_PMPI(Compare_and_swap)
 
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, int target_count,
@@ -433,6 +437,7 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
         err = done_request(request);
     return hmpi_raise_win(win, err, "MPI_Raccumulate");
 }
+HMPI_PMPI(Raccumulate)
 
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
                         MPI_Datatype origin_datatype, void *result_addr, int result_count,
@@ -466,3 +471,4 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
         err = done_request(request);
     return hmpi_raise_win(win, err, "MPI_Rget_accumulate");
 }
+HMPI_PMPI(Rget_accumulate)

@@ -68,6 +68,7 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
     return hmpi_raise_win(win, move_local(w, HMPI_RMA_PUT, &o, target_rank, target_disp,
                                           target_count, target_datatype), "MPI_Put");
 }
+HMPI_PMPI(Put)
 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
             int target_rank, MPI_Aint target_disp, int target_count,
@@ -100,6 +101,7 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
     return hmpi_raise_win(win, move_local(w, HMPI_RMA_GET, &o, target_rank, target_disp,
                                           target_count, target_datatype), "MPI_Get");
 }
+HMPI_PMPI(Get)
 
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
@@ -139,6 +141,7 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
         err = MPI_ERR_NO_MEM;
     return hmpi_raise_win(win, err, "MPI_Rput");
 }
+HMPI_PMPI(Rput)
 
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
@@ -178,3 +181,4 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
         err = MPI_ERR_NO_MEM;
     return hmpi_raise_win(win, err, "MPI_Rget");
 }
+HMPI_PMPI(Rget)

@@ -72,6 +72,7 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
     *(void **)baseptr = mine;
     return hmpi_rma_install(w, *win);
 }
+HMPI_PMPI(Win_allocate_shared)
 
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
@@ -96,3 +97,4 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, 
     *(void **)baseptr = w->mem[rank].base;
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Win_shared_query)

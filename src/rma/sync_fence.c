@@ -34,3 +34,4 @@ int MPI_Win_fence(int assert, MPI_Win win)
     w->fence = !(assert & MPI_MODE_NOSUCCEED);
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Win_fence)

@@ -67,6 +67,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     w->fence = 0;
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Win_lock)
 
 int MPI_Win_unlock(int rank, MPI_Win win)
 {
@@ -90,6 +91,7 @@ int MPI_Win_unlock(int rank, MPI_Win win)
         unlock_word(w, w->mem[rank].wl, (a & HMPI_ACC_EXCL) != 0);
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Win_unlock)
 
 int MPI_Win_lock_all(int assert, MPI_Win win)
 {
@@ -121,6 +123,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
     w->fence = 0;
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Win_lock_all)
 
 int MPI_Win_unlock_all(MPI_Win win)
 {
@@ -139,6 +142,7 @@ int MPI_Win_unlock_all(MPI_Win win)
             unlock_word(w, t, 0);
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Win_unlock_all)
 
 /* ---- flushes ---------------------------------------------------------------------------- */
 
@@ -162,6 +166,7 @@ int MPI_Win_flush(int rank, MPI_Win win)
     atomic_thread_fence(memory_order_seq_cst);
     return w->mixed && rank != MPI_PROC_NULL ? PMPI_Win_flush(rank, win) : MPI_SUCCESS;
 }
+HMPI_PMPI(Win_flush)
 
 int MPI_Win_flush_all(MPI_Win win)
 {
@@ -175,6 +180,7 @@ int MPI_Win_flush_all(MPI_Win win)
     atomic_thread_fence(memory_order_seq_cst);
     return w->mixed ? PMPI_Win_flush_all(win) : MPI_SUCCESS;
 }
+HMPI_PMPI(Win_flush_all)
 
 /* Local completion: a direct operation's origin buffer is free when it returns. */
 int MPI_Win_flush_local(int rank, MPI_Win win)
@@ -188,6 +194,7 @@ int MPI_Win_flush_local(int rank, MPI_Win win)
         return hmpi_raise_win(win, err, "MPI_Win_flush_local");
     return w->mixed && rank != MPI_PROC_NULL ? PMPI_Win_flush_local(rank, win) : MPI_SUCCESS;
 }
+HMPI_PMPI(Win_flush_local)
 
 int MPI_Win_flush_local_all(MPI_Win win)
 {
@@ -200,6 +207,7 @@ int MPI_Win_flush_local_all(MPI_Win win)
         return hmpi_raise_win(win, err, "MPI_Win_flush_local_all");
     return w->mixed ? PMPI_Win_flush_local_all(win) : MPI_SUCCESS;
 }
+HMPI_PMPI(Win_flush_local_all)
 
 /* Public and private copies are one (unified model): a full memory fence is all, plus
  * the below's sync where it has a passive epoch to sync. */
@@ -212,3 +220,4 @@ int MPI_Win_sync(MPI_Win win)
     atomic_thread_fence(memory_order_seq_cst);
     return w->mixed && hmpi_rma_in_passive(w) ? PMPI_Win_sync(win) : MPI_SUCCESS;
 }
+HMPI_PMPI(Win_sync)

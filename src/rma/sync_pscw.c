@@ -52,6 +52,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
     w->fence = 0;
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Win_post)
 
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
@@ -83,6 +84,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     w->fence = 0;
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Win_start)
 
 int MPI_Win_complete(MPI_Win win)
 {
@@ -102,6 +104,7 @@ int MPI_Win_complete(MPI_Win win)
     w->started = 0;
     return w->mixed ? PMPI_Win_complete(win) : MPI_SUCCESS;
 }
+HMPI_PMPI(Win_complete)
 
 /* 1 when every local origin of the exposure epoch has completed (consumes nothing). */
 static int all_done(hmpi_win_t *w)
@@ -145,6 +148,7 @@ int MPI_Win_wait(MPI_Win win)
     consume_done(w);
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Win_wait)
 
 int MPI_Win_test(MPI_Win win, int *flag)
 {
@@ -173,3 +177,4 @@ int MPI_Win_test(MPI_Win win, int *flag)
     *flag = 1;
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Win_test)

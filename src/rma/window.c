@@ -277,6 +277,7 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
         hmpi_rma_discard(w);
     return PMPI_Win_create(base, size, disp_unit, info, comm, win); /* the below reports */
 }
+HMPI_PMPI(Win_create)
 
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      void *baseptr, MPI_Win *win)
@@ -301,6 +302,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
     *(void **)baseptr = mem;
     return hmpi_rma_install(w, *win);
 }
+HMPI_PMPI(Win_allocate)
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
@@ -316,6 +318,7 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
         hmpi_rma_discard(w);
     return rc;
 }
+HMPI_PMPI(Win_create_dynamic)
 
 /* Attached memory needs no publication: an origin reaches a target address directly
  * when it is in the shared heap and through process_vm_* otherwise. The below keeps its
@@ -325,12 +328,14 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     HMPI_ENTER("MPI_Win_attach");
     return PMPI_Win_attach(win, base, size);
 }
+HMPI_PMPI(Win_attach)
 
 int MPI_Win_detach(MPI_Win win, const void *base)
 {
     HMPI_ENTER("MPI_Win_detach");
     return PMPI_Win_detach(win, base);
 }
+HMPI_PMPI(Win_detach)
 
 int MPI_Win_free(MPI_Win *win)
 {
@@ -358,6 +363,7 @@ int MPI_Win_free(MPI_Win *win)
     destroy(w);
     return rc;
 }
+HMPI_PMPI(Win_free)
 
 /* ---- attributes ------------------------------------------------------------------------- */
 
@@ -387,6 +393,7 @@ int MPI_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag)
     *flag = 1;
     return MPI_SUCCESS;
 }
+HMPI_PMPI(Win_get_attr)
 
 /* ---- statistics ------------------------------------------------------------------------- */
 

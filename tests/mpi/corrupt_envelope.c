@@ -12,6 +12,7 @@
 #include "../check.h"
 #include "p2p/p2p.h"
 #include "heap/heap.h"
+#include "mpi/below.h" /* PMPI_* here: the MPI below's (HMPI exports PMPI_* too) */
 #include "hmpi.h"
 
 #include <mpi.h>

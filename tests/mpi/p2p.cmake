@@ -42,6 +42,7 @@ p2p_test(p2p_boundaries     TIMEOUT 120 PLAIN)
 p2p_test(p2p_ordering       TIMEOUT 120 PLAIN)
 p2p_test(p2p_storm          TIMEOUT 120 PLAIN)
 p2p_test(p2p_errors         TIMEOUT 60)
+target_include_directories(p2p_errors PRIVATE ${PROJECT_SOURCE_DIR}/src) # mpi/below.h
 p2p_test(p2p_datatypes      TIMEOUT 60)
 p2p_test(p2p_modes          TIMEOUT 90)
 p2p_test(p2p_mixed_requests TIMEOUT 90)

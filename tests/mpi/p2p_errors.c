@@ -5,6 +5,7 @@
  * derived types, Request_get_status, Request_free of an active send, and invalid
  * arguments returning the right error class under MPI_ERRORS_RETURN. */
 #include "p2p_common.h"
+#include "mpi/below.h" /* PMPI_* here: the MPI below's (HMPI exports PMPI_* too) */
 
 #include <limits.h>
 

@@ -4,8 +4,9 @@
  * comes before libhmpi (docs/ecosystem.md, "Tool stacking"). At MPI_Finalize every
  * rank prints "count_tool[rank]: MPI_Send=n MPI_Isend=m".
  *
- * Forwarding to PMPI_* instead (-DCOUNT_TOOL_PMPI) is the classic PMPI tool: HMPI
- * defines MPI_* only, so PMPI_* is the MPI below's and those calls skip HMPI. */
+ * Built with -DCOUNT_TOOL_PMPI it is the classic PMPI tool and forwards to PMPI_*,
+ * which HMPI exports as well (the same functions as its MPI_*), so the calls still
+ * reach HMPI. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <mpi.h>
@@ -18,6 +19,7 @@ typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
 typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 typedef int (*finalize_fn)(void);
 
+#ifndef COUNT_TOOL_PMPI
 /* The next definition of name after this library. */
 static void *next(const char *name)
 {
@@ -28,6 +30,7 @@ static void *next(const char *name)
     }
     return f;
 }
+#endif
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {

@@ -1,0 +1,188 @@
+/* below.h: how HMPI reaches the MPI below for the calls it defines itself.
+ *
+ * HMPI is an MPI to the program and to profiling tools: for every MPI_X it defines it
+ * also exports PMPI_X (the same function), so a classic PMPI tool linked before HMPI,
+ * whose MPI_Send calls PMPI_Send, lands in HMPI. HMPI's own calls to the MPI below
+ * therefore cannot use those names; they go through hmpi_below, a table filled at load
+ * time with dlsym(RTLD_NEXT, "PMPI_X") (below.c). In HMPI's sources PMPI_X keeps its
+ * meaning, "the MPI below": the macros at the end of this header map each name to its
+ * slot. Every source of libhmpi is compiled with this header forced first
+ * (src/CMakeLists.txt), and the unit test pmpi_names checks that no object of libhmpi
+ * refers to PMPI_X by name. PMPI_X that HMPI does not define (PMPI_Comm_rank, ...)
+ * are the below's own symbols, called directly. */
+#ifndef HMPI_MPI_BELOW_H
+#define HMPI_MPI_BELOW_H
+
+#include <mpi.h>
+
+/* Every MPI function HMPI defines, without its MPI_ prefix. */
+#define HMPI_BELOW_CALLS(X)                                                                \
+    X(Accumulate) X(Allgather) X(Allgatherv) X(Allreduce) X(Alltoall) X(Alltoallv)          \
+    X(Alltoallw) X(Barrier) X(Bcast) X(Bsend) X(Bsend_init) X(Buffer_attach)                \
+    X(Buffer_detach) X(Cancel) X(Cart_create) X(Cart_sub) X(Comm_create)                    \
+    X(Comm_create_group) X(Comm_disconnect) X(Comm_dup) X(Comm_dup_with_info) X(Comm_free)  \
+    X(Comm_idup) X(Comm_split) X(Comm_split_type) X(Compare_and_swap)                       \
+    X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Exscan) X(Fetch_and_op)            \
+    X(Finalize) X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Graph_create) X(Ibsend)     \
+    X(Improbe) X(Imrecv) X(Init) X(Init_thread) X(Intercomm_merge) X(Iprobe) X(Irecv)       \
+    X(Irsend) X(Isend) X(Issend) X(Mprobe) X(Mrecv) X(Probe) X(Put) X(Raccumulate) X(Recv)  \
+    X(Recv_init) X(Reduce) X(Reduce_scatter) X(Reduce_scatter_block) X(Request_free)        \
+    X(Request_get_status) X(Rget) X(Rget_accumulate) X(Rput) X(Rsend) X(Rsend_init)         \
+    X(Scan) X(Scatter) X(Scatterv) X(Send) X(Send_init) X(Sendrecv) X(Sendrecv_replace)     \
+    X(Ssend) X(Ssend_init) X(Start) X(Startall) X(Test) X(Testall) X(Testany) X(Testsome)   \
+    X(Type_commit) X(Type_dup) X(Type_free) X(Wait) X(Waitall) X(Waitany) X(Waitsome)       \
+    X(Win_allocate) X(Win_allocate_shared) X(Win_attach) X(Win_complete) X(Win_create)      \
+    X(Win_create_dynamic) X(Win_detach) X(Win_fence) X(Win_flush) X(Win_flush_all)          \
+    X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_get_attr) X(Win_lock)       \
+    X(Win_lock_all) X(Win_post) X(Win_shared_query) X(Win_start) X(Win_sync) X(Win_test)    \
+    X(Win_unlock) X(Win_unlock_all) X(Win_wait) HMPI_BELOW_CALLS_4(X)
+
+/* MPI 4's large-count calls HMPI defines (bsend.c), where the MPI below has them
+ * (MPICH 4; not Open MPI 4.1). */
+#if MPI_VERSION >= 4
+#define HMPI_BELOW_CALLS_4(X) X(Buffer_attach_c) X(Buffer_detach_c)
+#else
+#define HMPI_BELOW_CALLS_4(X)
+#endif
+
+/* One slot per call, typed as the below's PMPI_X. Filled before main (below.c). */
+struct hmpi_below_table {
+#define HMPI_BELOW_SLOT(name) __typeof__(PMPI_##name) *name;
+    HMPI_BELOW_CALLS(HMPI_BELOW_SLOT)
+#undef HMPI_BELOW_SLOT
+};
+extern struct hmpi_below_table hmpi_below;
+
+/* HMPI's own MPI_name under another name, for an entry point that runs another one of
+ * HMPI's (a tool above then sees only the call the program made). */
+#define HMPI_SELF_DECL(name) extern __typeof__(PMPI_##name) hmpi_self_##name;
+HMPI_BELOW_CALLS(HMPI_SELF_DECL)
+#undef HMPI_SELF_DECL
+
+/* Written once after the definition of MPI_name: defines PMPI_name (the assembler name
+ * keeps the macros below away) and hmpi_self_name as the same function, and makes
+ * MPI_name weak, as an MPI library does, so a tool defining MPI_name links statically
+ * against libhmpi.a too. */
+#define HMPI_PRAGMA_(text) _Pragma(#text)
+#define HMPI_PMPI(name)                                                                    \
+    extern __typeof__(MPI_##name) hmpi_pmpi_##name __asm__("PMPI_" #name)                  \
+        __attribute__((alias("MPI_" #name)));                                              \
+    extern __typeof__(MPI_##name) hmpi_self_##name __attribute__((alias("MPI_" #name)));   \
+    HMPI_PRAGMA_(weak MPI_##name)
+
+#define PMPI_Accumulate hmpi_below.Accumulate
+#define PMPI_Allgather hmpi_below.Allgather
+#define PMPI_Allgatherv hmpi_below.Allgatherv
+#define PMPI_Allreduce hmpi_below.Allreduce
+#define PMPI_Alltoall hmpi_below.Alltoall
+#define PMPI_Alltoallv hmpi_below.Alltoallv
+#define PMPI_Alltoallw hmpi_below.Alltoallw
+#define PMPI_Barrier hmpi_below.Barrier
+#define PMPI_Bcast hmpi_below.Bcast
+#define PMPI_Bsend hmpi_below.Bsend
+#define PMPI_Bsend_init hmpi_below.Bsend_init
+#define PMPI_Buffer_attach hmpi_below.Buffer_attach
+#define PMPI_Buffer_detach hmpi_below.Buffer_detach
+#define PMPI_Cancel hmpi_below.Cancel
+#define PMPI_Cart_create hmpi_below.Cart_create
+#define PMPI_Cart_sub hmpi_below.Cart_sub
+#define PMPI_Comm_create hmpi_below.Comm_create
+#define PMPI_Comm_create_group hmpi_below.Comm_create_group
+#define PMPI_Comm_disconnect hmpi_below.Comm_disconnect
+#define PMPI_Comm_dup hmpi_below.Comm_dup
+#define PMPI_Comm_dup_with_info hmpi_below.Comm_dup_with_info
+#define PMPI_Comm_free hmpi_below.Comm_free
+#define PMPI_Comm_idup hmpi_below.Comm_idup
+#define PMPI_Comm_split hmpi_below.Comm_split
+#define PMPI_Comm_split_type hmpi_below.Comm_split_type
+#define PMPI_Compare_and_swap hmpi_below.Compare_and_swap
+#define PMPI_Dist_graph_create hmpi_below.Dist_graph_create
+#define PMPI_Dist_graph_create_adjacent hmpi_below.Dist_graph_create_adjacent
+#define PMPI_Exscan hmpi_below.Exscan
+#define PMPI_Fetch_and_op hmpi_below.Fetch_and_op
+#define PMPI_Finalize hmpi_below.Finalize
+#define PMPI_Gather hmpi_below.Gather
+#define PMPI_Gatherv hmpi_below.Gatherv
+#define PMPI_Get hmpi_below.Get
+#define PMPI_Get_accumulate hmpi_below.Get_accumulate
+#define PMPI_Graph_create hmpi_below.Graph_create
+#define PMPI_Ibsend hmpi_below.Ibsend
+#define PMPI_Improbe hmpi_below.Improbe
+#define PMPI_Imrecv hmpi_below.Imrecv
+#define PMPI_Init hmpi_below.Init
+#define PMPI_Init_thread hmpi_below.Init_thread
+#define PMPI_Intercomm_merge hmpi_below.Intercomm_merge
+#define PMPI_Iprobe hmpi_below.Iprobe
+#define PMPI_Irecv hmpi_below.Irecv
+#define PMPI_Irsend hmpi_below.Irsend
+#define PMPI_Isend hmpi_below.Isend
+#define PMPI_Issend hmpi_below.Issend
+#define PMPI_Mprobe hmpi_below.Mprobe
+#define PMPI_Mrecv hmpi_below.Mrecv
+#define PMPI_Probe hmpi_below.Probe
+#define PMPI_Put hmpi_below.Put
+#define PMPI_Raccumulate hmpi_below.Raccumulate
+#define PMPI_Recv hmpi_below.Recv
+#define PMPI_Recv_init hmpi_below.Recv_init
+#define PMPI_Reduce hmpi_below.Reduce
+#define PMPI_Reduce_scatter hmpi_below.Reduce_scatter
+#define PMPI_Reduce_scatter_block hmpi_below.Reduce_scatter_block
+#define PMPI_Request_free hmpi_below.Request_free
+#define PMPI_Request_get_status hmpi_below.Request_get_status
+#define PMPI_Rget hmpi_below.Rget
+#define PMPI_Rget_accumulate hmpi_below.Rget_accumulate
+#define PMPI_Rput hmpi_below.Rput
+#define PMPI_Rsend hmpi_below.Rsend
+#define PMPI_Rsend_init hmpi_below.Rsend_init
+#define PMPI_Scan hmpi_below.Scan
+#define PMPI_Scatter hmpi_below.Scatter
+#define PMPI_Scatterv hmpi_below.Scatterv
+#define PMPI_Send hmpi_below.Send
+#define PMPI_Send_init hmpi_below.Send_init
+#define PMPI_Sendrecv hmpi_below.Sendrecv
+#define PMPI_Sendrecv_replace hmpi_below.Sendrecv_replace
+#define PMPI_Ssend hmpi_below.Ssend
+#define PMPI_Ssend_init hmpi_below.Ssend_init
+#define PMPI_Start hmpi_below.Start
+#define PMPI_Startall hmpi_below.Startall
+#define PMPI_Test hmpi_below.Test
+#define PMPI_Testall hmpi_below.Testall
+#define PMPI_Testany hmpi_below.Testany
+#define PMPI_Testsome hmpi_below.Testsome
+#define PMPI_Type_commit hmpi_below.Type_commit
+#define PMPI_Type_dup hmpi_below.Type_dup
+#define PMPI_Type_free hmpi_below.Type_free
+#define PMPI_Wait hmpi_below.Wait
+#define PMPI_Waitall hmpi_below.Waitall
+#define PMPI_Waitany hmpi_below.Waitany
+#define PMPI_Waitsome hmpi_below.Waitsome
+#define PMPI_Win_allocate hmpi_below.Win_allocate
+#define PMPI_Win_allocate_shared hmpi_below.Win_allocate_shared
+#define PMPI_Win_attach hmpi_below.Win_attach
+#define PMPI_Win_complete hmpi_below.Win_complete
+#define PMPI_Win_create hmpi_below.Win_create
+#define PMPI_Win_create_dynamic hmpi_below.Win_create_dynamic
+#define PMPI_Win_detach hmpi_below.Win_detach
+#define PMPI_Win_fence hmpi_below.Win_fence
+#define PMPI_Win_flush hmpi_below.Win_flush
+#define PMPI_Win_flush_all hmpi_below.Win_flush_all
+#define PMPI_Win_flush_local hmpi_below.Win_flush_local
+#define PMPI_Win_flush_local_all hmpi_below.Win_flush_local_all
+#define PMPI_Win_free hmpi_below.Win_free
+#define PMPI_Win_get_attr hmpi_below.Win_get_attr
+#define PMPI_Win_lock hmpi_below.Win_lock
+#define PMPI_Win_lock_all hmpi_below.Win_lock_all
+#define PMPI_Win_post hmpi_below.Win_post
+#define PMPI_Win_shared_query hmpi_below.Win_shared_query
+#define PMPI_Win_start hmpi_below.Win_start
+#define PMPI_Win_sync hmpi_below.Win_sync
+#define PMPI_Win_test hmpi_below.Win_test
+#define PMPI_Win_unlock hmpi_below.Win_unlock
+#define PMPI_Win_unlock_all hmpi_below.Win_unlock_all
+#define PMPI_Win_wait hmpi_below.Win_wait
+#if MPI_VERSION >= 4
+#define PMPI_Buffer_attach_c hmpi_below.Buffer_attach_c
+#define PMPI_Buffer_detach_c hmpi_below.Buffer_detach_c
+#endif
+
+#endif
