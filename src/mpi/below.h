@@ -37,10 +37,19 @@
     X(Win_lock_all) X(Win_post) X(Win_shared_query) X(Win_start) X(Win_sync) X(Win_test)    \
     X(Win_unlock) X(Win_unlock_all) X(Win_wait) HMPI_BELOW_CALLS_4(X)
 
-/* MPI 4's large-count calls HMPI defines (bsend.c), where the MPI below has them
+/* MPI 4's large-count calls HMPI defines (large.c, bsend.c), where the MPI below has them
  * (MPICH 4; not Open MPI 4.1). */
 #if MPI_VERSION >= 4
-#define HMPI_BELOW_CALLS_4(X) X(Buffer_attach_c) X(Buffer_detach_c)
+#define HMPI_BELOW_CALLS_4(X)                                                              \
+    X(Send_c) X(Ssend_c) X(Rsend_c) X(Bsend_c) X(Isend_c) X(Issend_c) X(Irsend_c)          \
+    X(Ibsend_c) X(Irecv_c) X(Recv_c) X(Send_init_c) X(Ssend_init_c) X(Rsend_init_c)         \
+    X(Bsend_init_c) X(Recv_init_c) X(Sendrecv_c) X(Sendrecv_replace_c) X(Mrecv_c)           \
+    X(Imrecv_c) X(Buffer_attach_c) X(Buffer_detach_c) X(Put_c) X(Get_c) X(Accumulate_c)  \
+    X(Get_accumulate_c) X(Rput_c) X(Rget_c) X(Raccumulate_c) X(Rget_accumulate_c)           \
+    X(Win_create_c) X(Win_allocate_c) X(Win_allocate_shared_c) X(Win_shared_query_c)       \
+    X(Bcast_c) X(Gather_c) X(Scatter_c) X(Allgather_c) X(Alltoall_c) X(Reduce_c)             \
+    X(Allreduce_c) X(Scan_c) X(Exscan_c) X(Reduce_scatter_block_c) X(Reduce_scatter_c)      \
+    X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)
 #else
 #define HMPI_BELOW_CALLS_4(X)
 #endif
@@ -181,8 +190,55 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Win_unlock_all hmpi_below.Win_unlock_all
 #define PMPI_Win_wait hmpi_below.Win_wait
 #if MPI_VERSION >= 4
+#define PMPI_Send_c hmpi_below.Send_c
+#define PMPI_Ssend_c hmpi_below.Ssend_c
+#define PMPI_Rsend_c hmpi_below.Rsend_c
+#define PMPI_Bsend_c hmpi_below.Bsend_c
+#define PMPI_Isend_c hmpi_below.Isend_c
+#define PMPI_Issend_c hmpi_below.Issend_c
+#define PMPI_Irsend_c hmpi_below.Irsend_c
+#define PMPI_Ibsend_c hmpi_below.Ibsend_c
+#define PMPI_Irecv_c hmpi_below.Irecv_c
+#define PMPI_Recv_c hmpi_below.Recv_c
+#define PMPI_Send_init_c hmpi_below.Send_init_c
+#define PMPI_Ssend_init_c hmpi_below.Ssend_init_c
+#define PMPI_Rsend_init_c hmpi_below.Rsend_init_c
+#define PMPI_Bsend_init_c hmpi_below.Bsend_init_c
+#define PMPI_Recv_init_c hmpi_below.Recv_init_c
+#define PMPI_Sendrecv_c hmpi_below.Sendrecv_c
+#define PMPI_Sendrecv_replace_c hmpi_below.Sendrecv_replace_c
+#define PMPI_Mrecv_c hmpi_below.Mrecv_c
+#define PMPI_Imrecv_c hmpi_below.Imrecv_c
 #define PMPI_Buffer_attach_c hmpi_below.Buffer_attach_c
 #define PMPI_Buffer_detach_c hmpi_below.Buffer_detach_c
+#define PMPI_Put_c hmpi_below.Put_c
+#define PMPI_Get_c hmpi_below.Get_c
+#define PMPI_Accumulate_c hmpi_below.Accumulate_c
+#define PMPI_Get_accumulate_c hmpi_below.Get_accumulate_c
+#define PMPI_Rput_c hmpi_below.Rput_c
+#define PMPI_Rget_c hmpi_below.Rget_c
+#define PMPI_Raccumulate_c hmpi_below.Raccumulate_c
+#define PMPI_Rget_accumulate_c hmpi_below.Rget_accumulate_c
+#define PMPI_Win_create_c hmpi_below.Win_create_c
+#define PMPI_Win_allocate_c hmpi_below.Win_allocate_c
+#define PMPI_Win_allocate_shared_c hmpi_below.Win_allocate_shared_c
+#define PMPI_Win_shared_query_c hmpi_below.Win_shared_query_c
+#define PMPI_Bcast_c hmpi_below.Bcast_c
+#define PMPI_Gather_c hmpi_below.Gather_c
+#define PMPI_Scatter_c hmpi_below.Scatter_c
+#define PMPI_Allgather_c hmpi_below.Allgather_c
+#define PMPI_Alltoall_c hmpi_below.Alltoall_c
+#define PMPI_Reduce_c hmpi_below.Reduce_c
+#define PMPI_Allreduce_c hmpi_below.Allreduce_c
+#define PMPI_Scan_c hmpi_below.Scan_c
+#define PMPI_Exscan_c hmpi_below.Exscan_c
+#define PMPI_Reduce_scatter_block_c hmpi_below.Reduce_scatter_block_c
+#define PMPI_Reduce_scatter_c hmpi_below.Reduce_scatter_c
+#define PMPI_Gatherv_c hmpi_below.Gatherv_c
+#define PMPI_Scatterv_c hmpi_below.Scatterv_c
+#define PMPI_Allgatherv_c hmpi_below.Allgatherv_c
+#define PMPI_Alltoallv_c hmpi_below.Alltoallv_c
+#define PMPI_Alltoallw_c hmpi_below.Alltoallw_c
 #endif
 
 #endif

@@ -26,6 +26,43 @@ static entry_t *slot(MPI_Datatype type)
     return &cache[(v ^ (v >> 7) ^ (v >> 13)) % CACHE_SIZE];
 }
 
+/* Frees a type that MPI_Type_get_contents returned, unless it is predefined. */
+static void release(MPI_Datatype type)
+{
+    int ni, na, nd, combiner;
+    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+        combiner != MPI_COMBINER_NAMED)
+        PMPI_Type_free(&type);
+}
+
+static int dense(MPI_Datatype type);
+
+/* A struct of up to 4 blocks, each a dense packed type from displacement 0 of its own,
+ * that follow each other in memory (large.c folds a large count into one). */
+static int dense_struct(MPI_Datatype type, int ni, int na, int nd)
+{
+    enum { MAX_BLOCKS = 4 };
+    if (ni > MAX_BLOCKS + 1 || na > MAX_BLOCKS || nd > MAX_BLOCKS || nd < 1)
+        return 0;
+    int ints[MAX_BLOCKS + 1];
+    MPI_Aint addrs[MAX_BLOCKS];
+    MPI_Datatype olds[MAX_BLOCKS];
+    if (PMPI_Type_get_contents(type, ni, na, nd, ints, addrs, olds) != MPI_SUCCESS)
+        return 0;
+    int ok = 1;
+    MPI_Aint next = addrs[0];
+    for (int i = 0; i < nd; i++) {
+        MPI_Count osize = 0;
+        MPI_Aint olb = 0, oext = 0;
+        PMPI_Type_size_x(olds[i], &osize);
+        PMPI_Type_get_extent(olds[i], &olb, &oext);
+        ok = ok && addrs[i] == next && olb == 0 && (MPI_Aint)osize == oext && dense(olds[i]);
+        next = addrs[i] + (MPI_Aint)ints[1 + i] * oext;
+        release(olds[i]);
+    }
+    return ok;
+}
+
 /* Is one element of type its size bytes, in typemap order, without holes? Size equal
  * to true extent is not enough (a reversed indexed type has no holes either), so the
  * type's construction is read back; anything not obviously dense counts as not. */
@@ -36,6 +73,8 @@ static int dense(MPI_Datatype type)
         return 0;
     if (combiner == MPI_COMBINER_NAMED)
         return 1; /* holes of pair types show as size < true extent */
+    if (combiner == MPI_COMBINER_STRUCT)
+        return dense_struct(type, ni, na, nd);
     if (ni > 4 || na > 2 || nd != 1)
         return 0;
     int ints[4];
@@ -44,9 +83,9 @@ static int dense(MPI_Datatype type)
     if (PMPI_Type_get_contents(type, ni, na, nd, ints, addrs, &old) != MPI_SUCCESS)
         return 0;
     int ok = dense(old);
-    int osize = 0;
+    MPI_Count osize = 0;
     MPI_Aint olb = 0, oext = 0;
-    PMPI_Type_size(old, &osize);
+    PMPI_Type_size_x(old, &osize);
     PMPI_Type_get_extent(old, &olb, &oext);
     int packed = (MPI_Aint)osize == oext; /* consecutive old elements touch */
     switch (combiner) {
@@ -65,10 +104,7 @@ static int dense(MPI_Datatype type)
     default:
         ok = 0;
     }
-    int ocomb;
-    if (PMPI_Type_get_envelope(old, &ni, &na, &nd, &ocomb) == MPI_SUCCESS &&
-        ocomb != MPI_COMBINER_NAMED)
-        PMPI_Type_free(&old);
+    release(old);
     return ok;
 }
 
@@ -82,9 +118,9 @@ int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
         int err = hmpi_check_type(type, "datatype");
         if (err)
             return err;
-        int size;
+        MPI_Count size; /* a type may hold more than 2 GiB */
         MPI_Aint lb, extent, tlb, textent;
-        if (PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+        if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0 ||
             PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
             PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
             return MPI_ERR_TYPE;

@@ -8,6 +8,7 @@
 #include "../common/stats.h"
 #include "../p2p/p2p.h"
 
+#include <limits.h>
 #include <string.h>
 
 int hmpi_tag_ub = 32767;
@@ -21,6 +22,10 @@ static int check_data(const void *buf, int count, MPI_Datatype type, hmpi_type_t
         err = hmpi_type_get(type, count, t);
     if (!err)
         err = hmpi_check_buf_only(buf, count, type, "buf");
+    /* Non-contiguous data moves through MPI_Pack/MPI_Unpack, whose sizes are ints. */
+    if (!err && !t->contig && t->size * (size_t)count > INT_MAX)
+        err = hmpi_err_what(MPI_ERR_COUNT, "%zu bytes of non-contiguous data: more than "
+                            "MPI_Pack can pack (2 GiB)", t->size * (size_t)count);
     return err;
 }
 

@@ -54,3 +54,10 @@ endforeach()
 foreach(t coll_bcast coll_stress)
   coll_variant(${t} fanin RANKS 4 NODE_SIZES 0 2 ENV HMPI_COLL_FLAT_MAX=1)
 endforeach()
+
+# coll_large: MPI 4's large-count collectives, _c and int calls mixed in one collective
+# (MPICH only: Open MPI 4.1 has none); a 2 GiB MPI_Bcast_c between ranks 0 and 1.
+if(HMPI_MPI STREQUAL "mpich")
+  hmpi_mpi_test(coll_large SOURCES ${CMAKE_CURRENT_LIST_DIR}/coll_large.c RANKS 2 4 8
+    NODE_SIZES 0 2 TIMEOUT 300)
+endif()

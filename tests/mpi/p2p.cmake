@@ -12,6 +12,7 @@
 #   p2p_mixed_requests  p2p and collective requests in one Wait*/Test* array
 #   p2p_comms           matching is per communicator; intercommunicators
 #   p2p_threads         MPI_THREAD_MULTIPLE (or FUNNELED) traffic
+#   p2p_large           MPI 4's _c calls against int calls; messages past 2 GiB
 set(_p2p_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_p2p_ranks 2 4 8)
 set(_p2p_nodes 0 2)
@@ -43,6 +44,10 @@ p2p_test(p2p_ordering       TIMEOUT 120 PLAIN)
 p2p_test(p2p_storm          TIMEOUT 120 PLAIN)
 p2p_test(p2p_errors         TIMEOUT 60)
 target_include_directories(p2p_errors PRIVATE ${PROJECT_SOURCE_DIR}/src) # mpi/below.h
+# 2 GiB messages between ranks 0 and 1: on the real node and on 1-rank nodes (every peer
+# through the MPI below).
+hmpi_mpi_test(p2p_large SOURCES ${_p2p_dir}/p2p_large.c RANKS 2 4 NODE_SIZES 0 1
+  ENV ${_p2p_env} TIMEOUT 300)
 p2p_test(p2p_datatypes      TIMEOUT 60)
 p2p_test(p2p_modes          TIMEOUT 90)
 p2p_test(p2p_mixed_requests TIMEOUT 90)

@@ -60,26 +60,6 @@ static inline uint64_t p2p_word(uint64_t key, size_t w)
     uint64_t v = p2p_mix(key + w);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     v = __builtin_bswap64(v);
-/* Waits for rq without spinning: ranks that idle give their core to the busy ones
- * (the tests run oversubscribed). */
-static inline void p2p_wait_polite(MPI_Request *rq, MPI_Status *st)
-{
-    int done = 0;
-    for (;;) {
-        MPI_Test(rq, &done, st);
-        if (done)
-            return;
-        p2p_nap();
-    }
-}
-
-static inline void p2p_barrier_polite(MPI_Comm comm)
-{
-    MPI_Request rq;
-    MPI_Ibarrier(comm, &rq);
-    p2p_wait_polite(&rq, MPI_STATUS_IGNORE);
-}
-
 #endif
     return v;
 }
@@ -260,6 +240,25 @@ static inline void p2p_barrier_polite(MPI_Comm comm)
     MPI_Request rq;
     MPI_Ibarrier(comm, &rq);
     p2p_wait_polite(&rq, MPI_STATUS_IGNORE);
+}
+
+/* Ranks 0 and 1 of MPI_COMM_WORLD as a communicator of their own (the large-message
+ * tests run between them); MPI_COMM_NULL on the other ranks. */
+static inline MPI_Comm p2p_first_pair(void)
+{
+    int me;
+    MPI_Comm pair;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_split(MPI_COMM_WORLD, me < 2 ? 0 : MPI_UNDEFINED, me, &pair);
+    return pair;
+}
+
+/* malloc that fails the test when the memory is not there. */
+static inline void *p2p_malloc(size_t n)
+{
+    void *p = malloc(n);
+    CHECK(p, "cannot allocate %zu bytes", n);
+    return p;
 }
 
 #endif

@@ -59,3 +59,20 @@ rma_test(rma_atomic TIMEOUT 120 NOCMA ARGS 10000 BELOW_ARGS 1000 ENV ${_rma_atom
 rma_test(rma_shared TIMEOUT 120)
 rma_test(rma_halo   TIMEOUT 120)
 rma_test(rma_errors TIMEOUT 60)
+
+# rma_large: MPI 4's large-count one-sided calls (MPICH only: Open MPI 4.1 has none),
+# on the real node; HMPI_STATS must show every rank's operations on HMPI's windows
+# (5 x 200 accumulates to rank 0, at least two puts and two gets each).
+if(HMPI_MPI STREQUAL "mpich" AND NOT HMPI_SANITIZE MATCHES "address|thread|memory")
+  add_executable(rma_large ${_rma_dir}/rma_large.c)
+  target_link_libraries(rma_large PRIVATE hmpi)
+  foreach(np 2 4)
+    add_test(NAME mpi.rma_large.np${np} COMMAND ${HMPI_PYTHON3}
+      ${PROJECT_SOURCE_DIR}/tests/fortran/stats_check.py --ranks ${np} --timeout 280
+      --each=rma_accs_local>=1000 --each=rma_puts_local>=2 --each=rma_gets_local>=2
+      --each=rma_accs_remote==0 --output=rma_large:\ OK --
+      ${HMPI_MPIEXEC} ${HMPI_MPIEXEC_FLAGS} -n ${np} $<TARGET_FILE:rma_large>)
+    set_tests_properties(mpi.rma_large.np${np} PROPERTIES TIMEOUT 300 LABELS mpi
+      PROCESSORS 2)
+  endforeach()
+endif()
