@@ -24,7 +24,7 @@ void hmpi_coll_wait_slow(const _Atomic uint64_t *word, uint64_t want)
     while (atomic_load_explicit(word, memory_order_acquire) < want) {
         /* Local peers' messages must still move while we wait (a peer may be blocked
          * in a synchronous send to us before it enters this collective). */
-        if ((++polls & 15) == 0 || b.spins >= HMPI_SPIN_LIMIT) {
+        if ((++polls & 15) == 0 || hmpi_backoff_yielding(&b)) {
             hmpi_p2p_lock();
             hmpi_p2p_progress();
             hmpi_p2p_unlock();
@@ -51,7 +51,7 @@ void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e)
         hmpi_backoff_t b = {0};
         unsigned polls = 0;
         while (!finished(t, i, e)) {
-            if ((++polls & 15) == 0 || b.spins >= HMPI_SPIN_LIMIT) {
+            if ((++polls & 15) == 0 || hmpi_backoff_yielding(&b)) {
                 hmpi_p2p_lock();
                 hmpi_p2p_progress();
                 hmpi_p2p_unlock();

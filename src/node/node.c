@@ -6,6 +6,7 @@
 #include "../common/knobs.h"
 #include "../common/log.h"
 #include "../heap/heap.h"
+#include "../shm/wait.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,18 @@
 
 hmpi_node_t hmpi_node = {.comm = MPI_COMM_NULL, .cma_allowed = 1};
 
+/* How long waits spin (wait.h): host_ranks share the host's online cores. */
+static void choose_spin(int host_ranks)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned spin = cores > 0 && host_ranks > cores ? HMPI_SPIN_EARLY : HMPI_SPIN_DEDICATED;
+    if (hmpi_knobs.SPIN > 0)
+        spin = hmpi_knobs.SPIN > HMPI_SPIN_EARLY ? (unsigned)hmpi_knobs.SPIN : HMPI_SPIN_EARLY;
+    hmpi_spin_limit = spin;
+    if (hmpi_knobs.VERBOSE >= 2)
+        hmpi_log_info("%d ranks on %ld cores: waits spin %u steps", host_ranks, cores, spin);
+}
+
 int hmpi_node_discover(void)
 {
     hmpi_node_t *n = &hmpi_node;
@@ -32,6 +45,9 @@ int hmpi_node_discover(void)
         hmpi_log_error("MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
         return -1;
     }
+    int host_ranks = 1;
+    PMPI_Comm_size(phys, &host_ranks);
+    choose_spin(host_ranks);
     if (hmpi_knobs.NODE_SIZE > 0) {
         int color = (int)(n->world_rank / hmpi_knobs.NODE_SIZE);
         PMPI_Comm_split(phys, color, n->world_rank, &n->comm);

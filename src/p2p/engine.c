@@ -436,7 +436,7 @@ void hmpi_p2p_wait(hmpi_req_t *r)
     hmpi_backoff_t b = {0};
     uint64_t since = 0;
     while (!hmpi_p2p_test(r)) {
-        if (b.spins >= HMPI_SPIN_LIMIT && inflight_head) {
+        if (hmpi_backoff_yielding(&b) && inflight_head) {
             uint64_t t = now_us();
             if (!since)
                 since = t;
@@ -453,7 +453,7 @@ void hmpi_p2p_wait(hmpi_req_t *r)
 void hmpi_p2p_waiting(hmpi_backoff_t *b, uint64_t *since)
 {
     hmpi_p2p_progress();
-    if (b->spins >= HMPI_SPIN_LIMIT && inflight_head) {
+    if (hmpi_backoff_yielding(b) && inflight_head) {
         uint64_t t = now_us();
         if (!*since)
             *since = t;

@@ -67,7 +67,7 @@ static void destroy(hmpi_win_t *w)
 
 void hmpi_rma_wait_step(const hmpi_win_t *w, hmpi_rma_wait_t *wt)
 {
-    if (wt->b.spins >= HMPI_SPIN_LIMIT) {
+    if (hmpi_backoff_yielding(&wt->b)) {
         hmpi_p2p_lock();
         hmpi_p2p_progress();
         hmpi_p2p_unlock();

@@ -35,6 +35,10 @@ The scenarios below run fault_victim (--victim; see its banner for the modes):
                limit, pass-through works
   tmpfs-full   a 64 MiB tmpfs that the ranks fill past its size during the run: HMPI's
                message naming the full file system, never a bare SIGBUS
+  spin         how long waits spin (HMPI_VERBOSE=2 says): 256 pause steps while the
+               ranks fit the host's online cores, 16 when they outnumber them (twice
+               as many ranks as cores, up to 8), HMPI_SPIN=700 as set, HMPI_SPIN=3
+               raised to 16; every rank says so
 Standard library only."""
 
 import argparse
@@ -181,6 +185,24 @@ class Driver:
                 check("heap_shared:" not in out, "%s: the program ran to its end" % name)
                 self.expect_empty(d, name)
 
+    def spin(self):
+        cores = os.sysconf("SC_NPROCESSORS_ONLN")
+        cases = [(min(2, cores), {}, 256), (2, {"HMPI_SPIN": "700"}, 700),
+                 (2, {"HMPI_SPIN": "3"}, 16)]
+        if 2 * cores <= 8:
+            cases.append((2 * cores, {}, 16))
+        for name, launch, prog in self.launches():
+            for np, env, steps in cases:
+                env = dict(env, HMPI_VERBOSE="2", HMPI_SHM_DIR=self.fresh_dir())
+                rc, out, _ = self.run(launch + ["-n", str(np), prog], env)
+                check(rc == 0, "%s, %d ranks, %s: exit %d" % (name, np, env, rc))
+                said = re.findall(r"hmpi\[\d+\]: (\d+) ranks on (\d+) cores: waits spin "
+                                  r"(\d+) steps", out)
+                want = (str(np), str(cores), str(steps))
+                check(len(said) == np and all(t == want for t in said),
+                      "%s, %d ranks, %s: expected every rank to say %s, got %s" %
+                      (name, np, env, want, said))
+
     def pass_through(self, env, texts, wrap=None, what=""):
         for name, launch, prog in self.launches():
             rc, out, _ = self.run(launch + ["-n", str(self.args.np), prog, "--expect=off"],
@@ -247,13 +269,19 @@ class Driver:
         a = self.args
         d = self.fresh_dir()
         marker = "HMPI_SHM_DIR=" + d
+        fd, report = tempfile.mkstemp(prefix="hmpitest-victim.")
+        os.close(fd)
         rc, out, _ = self.run([a.mpiexec] + a.launcher_flag + ["-n", str(np), a.victim, mode],
-                              {"HMPI_SHM_DIR": d}, timeout=FAULT_TIMEOUT)
+                              {"HMPI_SHM_DIR": d, "FAULT_VICTIM_REPORT": report},
+                              timeout=FAULT_TIMEOUT)
         ended = time.time()
+        with open(report) as f:
+            said = f.read()  # the victim's report, also when the launcher lost its output
+        os.unlink(report)
         what = "fault_victim %s" % mode
         check(rc != 0, "%s: the job exited 0" % what)
         check("without the victim" not in out, "%s: a wait completed without the victim" % what)
-        m = re.search(r"fault_victim: rank \d+ (.*) at (\d+\.\d+)", out)
+        m = re.search(r"fault_victim: rank \d+ (.*) at (\d+\.\d+)", out + said)
         check(m is not None, "%s: the victim did not report its failure" % what)
         delay = ended - float(m.group(2))
         print("  -> %s: the job ended %.2f s after the victim %s" % (mode, delay,
@@ -473,7 +501,7 @@ def main():
     ap.add_argument("scenario",
                     choices=["debris", "kill", "bad-knob", "no-region", "small-tmpfs",
                              "kill-mid", "kill-wait", "abort-wait", "other-user",
-                             "addr-taken", "rlimit-as", "tmpfs-full"])
+                             "addr-taken", "rlimit-as", "tmpfs-full", "spin"])
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--program", required=True)
     ap.add_argument("--hmpirun")
