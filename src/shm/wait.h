@@ -11,7 +11,7 @@ typedef struct {
     unsigned limit; /* hmpi_spin_limit, read once the wait outlasts HMPI_SPIN_EARLY */
 } hmpi_backoff_t;
 
-/* Pause steps before a wait yields its core: 256 (about 10 us) while every rank of the
+/* Pause steps before a wait yields its core: 256 while every rank of the
  * host has a core of its own; HMPI_SPIN_EARLY when the ranks outnumber the cores,
  * where a spinning waiter only delays the rank it waits for (node.c sets
  * hmpi_spin_limit at MPI_Init; HMPI_SPIN). The first HMPI_SPIN_EARLY steps compare
@@ -32,7 +32,7 @@ static inline void hmpi_cpu_relax(void)
 /* Past spinning: each further step gives the core away. */
 static inline int hmpi_backoff_yielding(const hmpi_backoff_t *b)
 {
-    return b->spins >= HMPI_SPIN_EARLY && b->limit && b->spins >= b->limit;
+    return b->limit && b->spins >= b->limit; /* limit is read at HMPI_SPIN_EARLY steps */
 }
 
 void hmpi_backoff_slow(hmpi_backoff_t *b);
