@@ -108,29 +108,44 @@ static int dense(MPI_Datatype type)
     return ok;
 }
 
-int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
+static void type_put(hmpi_type_t *t, const entry_t *e, int count)
 {
-    if (type == MPI_DATATYPE_NULL)
-        return hmpi_err_what(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
-    entry_t fresh, *e = hmpi_p2p_threaded ? &fresh : slot(type); /* no cache across threads */
-    if (e == &fresh || !e->valid || e->handle != type) {
-        /* Only committed types enter the cache, and a free drops them from it. */
-        int err = hmpi_check_type(type, "datatype");
-        if (err)
-            return err;
-        MPI_Count size; /* a type may hold more than 2 GiB */
-        MPI_Aint lb, extent, tlb, textent;
-        if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0 ||
-            PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
-            PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
-            return MPI_ERR_TYPE;
-        int d = (MPI_Aint)size == textent && dense(type);
-        *e = (entry_t){type, 1, d, (size_t)size, tlb, extent, textent};
-    }
     t->size = e->size;
     t->lb = e->lb;
     t->extent = e->extent;
     t->contig = e->dense && (count <= 1 || e->extent == (MPI_Aint)e->size);
+}
+
+/* hmpi_type_get for a type not in the cache (or any type, under THREAD_MULTIPLE): out
+ * of line, so that the cached case is a leaf without a stack frame. */
+static __attribute__((noinline)) int type_learn(MPI_Datatype type, int count, hmpi_type_t *t)
+{
+    if (type == MPI_DATATYPE_NULL)
+        return hmpi_err_what(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+    entry_t fresh, *e = hmpi_p2p_threaded ? &fresh : slot(type); /* no cache across threads */
+    /* Only committed types enter the cache, and a free drops them from it. */
+    int err = hmpi_check_type(type, "datatype");
+    if (err)
+        return err;
+    MPI_Count size; /* a type may hold more than 2 GiB */
+    MPI_Aint lb, extent, tlb, textent;
+    if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0 ||
+        PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
+        return MPI_ERR_TYPE;
+    int d = (MPI_Aint)size == textent && dense(type);
+    *e = (entry_t){type, 1, d, (size_t)size, tlb, extent, textent};
+    type_put(t, e, count);
+    return MPI_SUCCESS;
+}
+
+int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
+{
+    const entry_t *e = slot(type);
+    if (__builtin_expect(hmpi_p2p_threaded || !e->valid || e->handle != type ||
+                             type == MPI_DATATYPE_NULL, 0))
+        return type_learn(type, count, t);
+    type_put(t, e, count);
     return MPI_SUCCESS;
 }
 

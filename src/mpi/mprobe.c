@@ -95,8 +95,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
     if (err)
         return hmpi_raise_in(c->handle, err, "MPI_Mrecv");
     hmpi_req_t r;
-    memset(&r, 0, sizeof r);
-    r.below = MPI_REQUEST_NULL;
+    hmpi_req_zero(&r);
     hmpi_req_fill(&r, c, buf, count, type, &t, m->env->src, m->env->tag, HMPI_MODE_STANDARD);
     hmpi_p2p_lock();
     hmpi_p2p_recv_message(&r, m->env);

@@ -158,8 +158,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
     if (mode == HMPI_MODE_BUFFERED && (err = hmpi_bsend_reserve(&t, count)) != MPI_SUCCESS)
         return hmpi_raise_in(comm, err, fn);
     hmpi_req_t r;
-    memset(&r, 0, sizeof r);
-    r.below = MPI_REQUEST_NULL;
+    hmpi_req_zero(&r);
     hmpi_req_fill(&r, c, buf, count, type, &t, dest, tag, mode);
     hmpi_p2p_lock();
     err = hmpi_p2p_send_start(&r, l);
@@ -303,8 +302,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         return err ? err : hmpi_below_wait(&req, status);
     }
     hmpi_req_t r;
-    memset(&r, 0, sizeof r);
-    r.below = MPI_REQUEST_NULL;
+    hmpi_req_zero(&r);
     hmpi_req_fill(&r, c, buf, count, type, &t, source, tag, HMPI_MODE_STANDARD);
     hmpi_p2p_lock();
     err = hmpi_recv_start(&r);

@@ -35,6 +35,24 @@ static unsigned inflight_watched;         /* of those, the ones progress polls *
 static size_t env_bytes;                 /* envelope, payload, then hmpi_env_own_t */
 size_t hmpi_env_own_offset;
 static int cma_ok;
+static int nlocal;                        /* local ranks: lanes and sequence numbers */
+
+/* Lanes. Each rank owns one lane per local receiver (itself included): lane_k envelopes
+ * in its slice, receiver-major, published in its control block. A small eager message
+ * goes into the next slot of the lane when that slot is DONE, and is published by the
+ * slot's use count (lseq); the receiver polls the next slot of each lane. Otherwise the
+ * message goes by the receiver's incoming queue. pseq numbers one sender's messages to
+ * one receiver across both ways; the receiver takes them in that order. */
+static unsigned lane_k;                   /* slots per lane, a power of two; 0: no lanes */
+static char *lane_out;                    /* my lanes: receiver r's from r * lane_bytes */
+static size_t lane_bytes;                 /* one lane */
+static char **lane_in;                    /* [sender]: the sender's lane to me */
+static uint64_t *lane_head;               /* [receiver]: slots of my lane used */
+static uint64_t *lane_free;               /* [receiver]: slots known DONE up to here */
+static uint32_t *lane_skip;               /* [receiver]: sends by the queue before a look */
+static uint64_t *lane_next;               /* [sender]: slots of its lane taken in */
+static uint32_t *pseq_to, *pseq_from;     /* [peer]: messages numbered, taken in */
+static int draining;                      /* inside take_queue: no nested take */
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 int hmpi_p2p_threaded;
 
@@ -274,7 +292,41 @@ static arrival_t *take_unexpected(const hmpi_match_recv_t *p, int remove)
     return (arrival_t *)(void *)hmpi_match_find(&hmpi_p2p_match, p, remove);
 }
 
-static void drain_incoming(void)
+static inline hmpi_env_t *lane_slot(char *lane, uint64_t n)
+{
+    return (hmpi_env_t *)(void *)(lane + (size_t)(n & (lane_k - 1)) * env_bytes);
+}
+
+static void take_queue(void);
+
+/* Takes in the published slots of src's lane, oldest first; when bounded, only the
+ * messages numbered before upto. A slot numbered past the next expected message means
+ * older messages of src went by the queue: pushed before the slot was written, so one
+ * take of the queue finds them. A number that is simply wrong (a corrupted slot)
+ * costs order, never a message. */
+static void take_lane(int src, uint32_t upto, int bounded)
+{
+    char *lane = lane_in[src];
+    int took_queue = draining;
+    for (;;) {
+        hmpi_env_t *e = lane_slot(lane, lane_next[src]);
+        if (atomic_load_explicit(&e->lseq, memory_order_acquire) != lane_next[src] + 1)
+            return;
+        uint32_t p = HMPI_READ_ONCE(e->pseq);
+        if (bounded && (int32_t)(p - upto) >= 0)
+            return;
+        if (p != pseq_from[src] && !took_queue) {
+            took_queue = 1;
+            take_queue();
+            continue;
+        }
+        lane_next[src]++;
+        pseq_from[src] = p + 1;
+        arrive(e);
+    }
+}
+
+static void take_queue(void)
 {
     /* Links are followed only inside the heap, to envelopes that lie whole there,
      * payload room included (env_bytes: the same in every rank, from the same knob). */
@@ -288,11 +340,29 @@ static void drain_incoming(void)
     else if (broken)
         hmpi_log_error("incoming queue: the head points outside the shared heap; the "
                        "messages in the queue are lost");
+    draining = 1;
     while (n) {
         hmpi_qnode_t *next = HMPI_READ_ONCE(n->next);
-        arrive((hmpi_env_t *)n);
+        hmpi_env_t *e = (hmpi_env_t *)n;
+        if (lane_k) {
+            int src = hmpi_heap_owner(e); /* a local rank: the queue took it in the heap */
+            uint32_t p = HMPI_READ_ONCE(e->pseq);
+            if (p != pseq_from[src])
+                take_lane(src, p, 1); /* sent before it, by the lane */
+            pseq_from[src] = p + 1;
+        }
+        arrive(e);
         n = next;
     }
+    draining = 0;
+}
+
+/* Everything that arrived: the queue, then each lane. */
+static void take_arrivals(void)
+{
+    take_queue();
+    for (int src = 0; src < (lane_k ? nlocal : 0); src++)
+        take_lane(src, 0, 0);
 }
 
 static void walk_inflight(void)
@@ -358,7 +428,7 @@ void hmpi_p2p_progress(void)
     if (!me)
         return; /* HMPI is off: nothing of ours can be pending */
     poke_below();
-    drain_incoming();
+    take_arrivals();
     /* Only envelopes someone waits on are polled: reading the state of an immediate
      * message the receiver is about to mark DONE would steal its cache line. Those are
      * recycled from the head of the list as the sender needs envelopes. */
@@ -499,10 +569,72 @@ static int pack_into(hmpi_req_t *r, void *dst, size_t bytes)
     return err;
 }
 
+/* Sends that go by the queue after a look found the lane full, before the next look:
+ * a look reads lines the receiver is writing. */
+enum { LANE_SKIP = 16 };
+
+/* The next slot of my lane to dst when it is free, else NULL. A slot seen DONE stays
+ * DONE until this rank reuses it, so one look ahead (independent loads) serves many
+ * sends. */
+static hmpi_env_t *lane_claim(int dst)
+{
+    char *lane = lane_out + (size_t)dst * lane_bytes;
+    uint64_t h = lane_head[dst];
+    if (h == lane_free[dst]) {
+        if (lane_skip[dst]) { /* the last look found the lane full: no read per send */
+            lane_skip[dst]--;
+            return NULL;
+        }
+        uint64_t n = h;
+        while (n - h < lane_k && atomic_load_explicit(&lane_slot(lane, n)->state,
+                                                      memory_order_acquire) == HMPI_ENV_DONE)
+            n++;
+        lane_free[dst] = n;
+        if (n == h) {
+            lane_skip[dst] = LANE_SKIP;
+            return NULL;
+        }
+    }
+    return lane_slot(lane, h);
+}
+
+/* A small eager message into lane slot e: no atomic read-modify-write, and the
+ * receiver reads one line for a short message. */
+static int lane_send(hmpi_req_t *r, hmpi_env_t *e, int dst, const char *p, size_t bytes)
+{
+    int err;
+    if (bytes && r->t.contig)
+        memcpy(e->u.payload, p, bytes);
+    else if (bytes && (err = pack_into(r, e->u.payload, bytes)) != MPI_SUCCESS)
+        return err; /* the slot stays free */
+    e->ctx = r->comm->ctx;
+    e->src = r->comm->rank;
+    e->tag = r->tag;
+    e->proto = HMPI_PROTO_IMMEDIATE;
+    e->sync = 0;
+    e->src_local = (uint16_t)hmpi_node.rank;
+    e->size = bytes;
+    e->data = e->u.payload;
+    e->pseq = pseq_to[dst]++;
+    atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
+    atomic_store_explicit(&e->lseq, ++lane_head[dst], memory_order_release);
+    count_proto(HMPI_PROTO_IMMEDIATE, bytes);
+    hmpi_stat_add(HMPI_STAT_msgs_lane, 1);
+    hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+    r->complete = 1;
+    return MPI_SUCCESS;
+}
+
 int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
 {
     size_t bytes = r->t.size * (size_t)r->count;
     const char *p = (const char *)r->buf + r->t.lb;
+    if (lane_k && bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX && r->mode != HMPI_MODE_SYNC &&
+        r->mode != HMPI_MODE_BUFFERED) {
+        hmpi_env_t *slot = lane_claim(dst_local);
+        if (slot)
+            return lane_send(r, slot, dst_local, p, bytes);
+    }
     hmpi_env_t *e = env_get();
     int err;
     if (!e)
@@ -539,7 +671,6 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
         } else if (r->t.contig && !hmpi_env_own(e)->buffered && cma_ok && bytes >= (size_t)hmpi_knobs.CMA_MIN) {
             e->proto = HMPI_PROTO_CMA;
             e->data = p;
-            e->src_pid = me->pid;
             hmpi_env_own(e)->user_data = 1;
             eager = 0;
         } else {
@@ -582,13 +713,14 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     if (inflight_count >= 64)
         reclaim_oldest(); /* a rank that only sends still recycles its envelopes */
     inflight_add(e);
+    e->pseq = pseq_to[dst_local]++;
     hmpi_queue_push(&hmpi_ctrl()->rank[dst_local].incoming, &e->link);
     return MPI_SUCCESS;
 }
 
 int hmpi_p2p_recv_start(hmpi_req_t *r)
 {
-    drain_incoming();
+    take_arrivals();
     pattern_of(&r->m, r->comm, r->peer, r->tag);
     arrival_t *a = take_unexpected(&r->m, 1);
     if (a) {
@@ -692,6 +824,68 @@ static int cma_check(void)
     return all_ok;
 }
 
+/* My lanes, all slots DONE (free), published in my control block; the per-peer
+ * counters. Lanes are optional: without heap room, none. */
+static int lanes_alloc(void)
+{
+    nlocal = hmpi_node.size;
+    lane_in = calloc((size_t)nlocal, sizeof *lane_in);
+    lane_head = calloc((size_t)nlocal, sizeof *lane_head);
+    lane_free = calloc((size_t)nlocal, sizeof *lane_free);
+    lane_skip = calloc((size_t)nlocal, sizeof *lane_skip);
+    lane_next = calloc((size_t)nlocal, sizeof *lane_next);
+    pseq_to = calloc((size_t)nlocal, sizeof *pseq_to);
+    pseq_from = calloc((size_t)nlocal, sizeof *pseq_from);
+    if (!lane_in || !lane_head || !lane_free || !lane_skip || !lane_next || !pseq_to ||
+        !pseq_from) {
+        hmpi_log_error("out of memory for the point-to-point counters of %d local ranks",
+                       nlocal);
+        return -1;
+    }
+    lane_k = 0;
+    for (unsigned k = 1; hmpi_knobs.LANE_SLOTS > 0 && k <= 4096; k *= 2) {
+        if (k >= (unsigned)hmpi_knobs.LANE_SLOTS) {
+            lane_k = k;
+            break;
+        }
+    }
+    lane_bytes = (size_t)lane_k * env_bytes;
+    lane_out = lane_k ? hmpi_heap_shared_alloc(lane_bytes * (size_t)nlocal) : NULL;
+    if (!lane_out)
+        lane_k = 0;
+    for (size_t i = 0; lane_k && i < (size_t)lane_k * (size_t)nlocal; i++) {
+        hmpi_env_t *e = (hmpi_env_t *)(void *)(lane_out + i * env_bytes);
+        atomic_store_explicit(&e->lseq, 0, memory_order_relaxed);
+        atomic_store_explicit(&e->state, HMPI_ENV_DONE, memory_order_relaxed);
+    }
+    me->lanes = lane_out;
+    return 0;
+}
+
+/* Every peer's lane to me, checked to lie whole in its slice. All ranks of the node
+ * use lanes, with one slot count, or none does: a sender writes only where the
+ * receiver reads. */
+static void lanes_connect(void)
+{
+    int ok = 1;
+    for (int src = 0; src < nlocal && lane_k; src++) {
+        char *l = hmpi_ctrl()->rank[src].lanes;
+        size_t all = lane_bytes * (size_t)nlocal;
+        if (!l || hmpi_heap_owner(l) != src || !hmpi_heap_is_shared_range(l, all) ||
+            hmpi_heap_owner(l + all - 1) != src)
+            ok = 0;
+        else
+            lane_in[src] = l + (size_t)hmpi_node.rank * lane_bytes;
+    }
+    int mine[2] = {ok ? (int)lane_k : 0, ok ? -(int)lane_k : 0}, all[2];
+    PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, hmpi_node.comm);
+    if (all[0] != -all[1] || all[0] == 0)
+        lane_k = 0; /* the lanes stay allocated, unused */
+    if (hmpi_knobs.VERBOSE >= 2 && hmpi_node.rank == 0)
+        hmpi_log_info("lanes: %u slots of %zu bytes to each of %d local ranks", lane_k,
+                      env_bytes, nlocal);
+}
+
 int hmpi_p2p_init(void)
 {
     if (hmpi_req_table_init() != 0)
@@ -708,7 +902,10 @@ int hmpi_p2p_init(void)
     size_t body = sizeof(((hmpi_env_t *)0)->u) > payload ? sizeof(((hmpi_env_t *)0)->u) : payload;
     hmpi_env_own_offset = (offsetof(hmpi_env_t, u) + body + line - 1) / line * line;
     env_bytes = hmpi_env_own_offset + (sizeof(hmpi_env_own_t) + line - 1) / line * line;
-    PMPI_Barrier(hmpi_node.comm); /* every pid is published */
+    if (lanes_alloc() != 0)
+        return -1;
+    PMPI_Barrier(hmpi_node.comm); /* every pid and lane is published */
+    lanes_connect();
     if (PMPI_Comm_dup(MPI_COMM_SELF, &poke_comm) == MPI_SUCCESS)
         PMPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, poke_comm, &poke_req);
     cma_ok = cma_check();
@@ -719,6 +916,11 @@ int hmpi_p2p_init(void)
 void hmpi_p2p_finalize(void)
 {
     me = NULL;
+    lane_k = 0;
+    free(lane_in), free(lane_head), free(lane_free), free(lane_skip), free(lane_next);
+    free(pseq_to), free(pseq_from);
+    lane_in = NULL, lane_head = lane_free = lane_next = NULL, lane_skip = NULL;
+    pseq_to = pseq_from = NULL;
     if (poke_req != MPI_REQUEST_NULL) {
         PMPI_Cancel(&poke_req);
         PMPI_Wait(&poke_req, MPI_STATUS_IGNORE);

@@ -62,13 +62,14 @@ static const char *check_heap(hmpi_msg_view_t *v)
     return hmpi_heap_is_shared_range(v->data, v->size) ? NULL : "data";
 }
 
-/* The process to read from is the sender's own: never another process of the user's.
- * A bad address in it is harmless (process_vm_readv fails). */
+/* The process to read from is the sender's own (the owner of the envelope's slice), as
+ * the control area names it: never another process of the user's. A bad address is
+ * harmless (process_vm_readv fails). */
 static const char *check_cma(hmpi_msg_view_t *v)
 {
     v->data = HMPI_READ_ONCE(v->env->data);
-    v->pid = HMPI_READ_ONCE(v->env->src_pid);
-    return v->pid == hmpi_ctrl()->rank[v->src_local].pid ? NULL : "src_pid";
+    v->pid = hmpi_ctrl()->rank[v->src_local].pid;
+    return NULL;
 }
 
 /* ---- delivery --------------------------------------------------------------------- */

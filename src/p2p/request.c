@@ -47,9 +47,8 @@ hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind)
         return NULL;
     }
     hmpi_req_t *r = &table[i];
-    memset(r, 0, sizeof *r);
+    hmpi_req_zero(r);
     r->kind = (uint8_t)kind;
-    r->below = MPI_REQUEST_NULL;
     return r;
 }
 

@@ -1,8 +1,10 @@
 /* corrupt_envelope.c: a sender corrupts its own envelope in flight, one field at a
- * time (size, data pointer, source, proto, tag, local rank, CMA pid); the receiver must
- * get MPI_ERR_INTERN with nothing written to its buffer or the guard bytes around it,
- * and the next, normal message must arrive intact. Last, a queue link pointing out of
- * the heap: the message behind it is lost (and logged), the receiver does not crash.
+ * time (size, data pointer, source, proto, tag, local rank); the receiver must get
+ * MPI_ERR_INTERN with nothing written to its buffer or the guard bytes around it, and
+ * the next, normal messages (one by the lane, one by the queue) must arrive intact. A
+ * wrong sequence number (pseq) costs only order, never a message. Last, a queue link
+ * pointing out of the heap: the message behind it is lost (and logged), the receiver
+ * does not crash.
  * 2 ranks on one node.
  * Built against HMPI's internal headers (it reaches the envelope through the send
  * request). Ordering, deterministic: the sender pushes with MPI_Issend, corrupts, then
@@ -20,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { GUARD = 256, SMALL = 64, HEAP = 4096, CMA_BYTES = 128 << 10 };
+enum { GUARD = 256, SMALL = 64, HEAP = 4096 };
 
 typedef enum {
     CASE_SIZE,        /* immediate message claiming 1 GiB */
@@ -31,15 +33,13 @@ typedef enum {
     CASE_PROTO,       /* protocol out of the table */
     CASE_TAG,         /* negative tag (ANY_TAG receive) */
     CASE_SRC_LOCAL,   /* local rank other than the envelope's slice */
-    CASE_CMA_PID,     /* process_vm_readv from another process */
+    CASE_PSEQ,        /* a sequence number far ahead: the message still arrives */
     CASE_LINK,        /* the incoming queue's link to an older message points away */
     NCASES
 } corrupt_case_t;
 
 static const char *case_name[NCASES] = {"size", "data-away", "data-end", "src-range",
-                                        "src-spoof", "proto", "tag", "src_local", "cma-pid", "link"};
-
-static unsigned char cma_buf[CMA_BYTES]; /* private: sent with process_vm_readv */
+                                        "src-spoof", "proto", "tag", "src_local", "pseq", "link"};
 
 static unsigned char pattern(int round, size_t i)
 {
@@ -62,11 +62,7 @@ static int corrupt(corrupt_case_t c, hmpi_env_t *e)
     case CASE_PROTO: e->proto = 77; return 1;
     case CASE_TAG: e->tag = -5; return 1;
     case CASE_SRC_LOCAL: e->src_local = 1; return 1;
-    case CASE_CMA_PID:
-        if (e->proto != HMPI_PROTO_CMA)
-            return 0;
-        e->src_pid = getppid();
-        return 1;
+    case CASE_PSEQ: e->pseq += 1000000; return 0;
     case CASE_LINK: /* the message itself is intact: only the one pushed before is lost */
         e->link.next = (hmpi_qnode_t *)(uintptr_t)0x1000;
         return 0;
@@ -76,16 +72,17 @@ static int corrupt(corrupt_case_t c, hmpi_env_t *e)
 
 static void sender(corrupt_case_t c, int round)
 {
-    size_t n = c == CASE_DATA_AWAY || c == CASE_DATA_END ? HEAP
-               : c == CASE_CMA_PID                        ? CMA_BYTES
-                                                          : SMALL;
+    size_t n = c == CASE_DATA_AWAY || c == CASE_DATA_END ? HEAP : SMALL;
     unsigned char small[SMALL];
-    unsigned char *buf = n == HEAP ? hmpi_heap_shared_alloc(n) : n == SMALL ? small : cma_buf;
+    unsigned char *buf = n == HEAP ? hmpi_heap_shared_alloc(n) : small;
     CHECK(buf, "no heap buffer");
     for (size_t i = 0; i < n; i++)
         buf[i] = pattern(round, i);
-    if (c == CASE_LINK) /* pushed first: the corrupted link is the way to it */
-        CHECK(MPI_Send(buf, 8, MPI_BYTE, 1, 999, MPI_COMM_WORLD) == MPI_SUCCESS, "send");
+    if (c == CASE_LINK) { /* queued first (no lane above 256 B): the bad link leads to it */
+        static unsigned char older[512];
+        CHECK(MPI_Send(older, sizeof older, MPI_BYTE, 1, 999, MPI_COMM_WORLD) == MPI_SUCCESS,
+              "send");
+    }
     MPI_Request req;
     CHECK(MPI_Issend(buf, (int)n, MPI_BYTE, 1, round, MPI_COMM_WORLD, &req) == MPI_SUCCESS,
           "Issend");
@@ -112,9 +109,7 @@ static void check_guards(const unsigned char *g, size_t cap, const char *what, i
 
 static void receiver(corrupt_case_t c, int round)
 {
-    size_t cap = c == CASE_DATA_AWAY || c == CASE_DATA_END ? HEAP
-                 : c == CASE_CMA_PID                        ? CMA_BYTES
-                                                            : SMALL;
+    size_t cap = c == CASE_DATA_AWAY || c == CASE_DATA_END ? HEAP : SMALL;
     unsigned char *g = malloc(cap + 2 * GUARD);
     CHECK(g, "no memory");
     memset(g, 0xA5, GUARD);
@@ -139,8 +134,6 @@ static void receiver(corrupt_case_t c, int round)
         CHECK(err == MPI_SUCCESS, "case %s (not applicable): receive failed", case_name[c]);
         for (size_t i = 0; i < cap; i++)
             CHECK(g[GUARD + i] == pattern(round, i), "case %s: byte %zu differs", case_name[c], i);
-        if (c == CASE_CMA_PID)
-            printf("case %s: not applicable here (no CMA), message intact\n", case_name[c]);
         if (c == CASE_LINK) { /* the older message was behind the broken link: gone */
             int flag = 1;
             MPI_Iprobe(0, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
@@ -150,20 +143,29 @@ static void receiver(corrupt_case_t c, int round)
     free(g);
 }
 
-/* A normal message after each corrupted one: the job goes on, data intact. */
+/* Normal messages after each corrupted one, a small one (the sender's lane) and a
+ * larger one (the queue): the job goes on, data intact. */
 static void normal_round(int rank, int round)
 {
-    enum { N = 3000 };
+    enum { N = 3000, LANE = 8 };
     unsigned char *buf = malloc(N + 2 * GUARD);
     CHECK(buf, "no memory");
     memset(buf, 0xA5, N + 2 * GUARD);
     if (rank == 0) {
         for (size_t i = 0; i < N; i++)
             buf[GUARD + i] = pattern(round, i);
+        CHECK(MPI_Send(buf + GUARD, LANE, MPI_BYTE, 1, 2000 + round, MPI_COMM_WORLD) ==
+                  MPI_SUCCESS, "normal small send");
         CHECK(MPI_Send(buf + GUARD, N, MPI_BYTE, 1, 1000 + round, MPI_COMM_WORLD) ==
                   MPI_SUCCESS, "normal send");
     } else {
         MPI_Status st;
+        CHECK(MPI_Recv(buf + GUARD, N, MPI_BYTE, 0, 2000 + round, MPI_COMM_WORLD, &st) ==
+                  MPI_SUCCESS, "normal small receive after a corrupted one (round %d)", round);
+        for (size_t i = 0; i < LANE; i++)
+            CHECK(buf[GUARD + i] == pattern(round, i), "small round %d: byte %zu differs",
+                  round, i);
+        memset(buf + GUARD, 0, LANE);
         CHECK(MPI_Recv(buf + GUARD, N, MPI_BYTE, 0, 1000 + round, MPI_COMM_WORLD, &st) ==
                   MPI_SUCCESS, "normal receive after a corrupted one (round %d)", round);
         check_guards(buf, N, "normal", round);

@@ -53,3 +53,21 @@ p2p_test(p2p_modes          TIMEOUT 90)
 p2p_test(p2p_mixed_requests TIMEOUT 90)
 p2p_test(p2p_comms          TIMEOUT 90)
 p2p_test(p2p_threads        TIMEOUT 90)
+
+# Lanes and the queue keep one order: p2p_ordering sends each phase's streams in one
+# burst of Isends, so the first small messages of a phase fill the lanes (32 slots to
+# each of at least two receivers, three phases) and the rest go on by the queue; the
+# counters must show both ways taken (docs/design.md, "Lanes"). Real node only.
+set(_lanes_env ${_p2p_env})
+if(HMPI_SANITIZE MATCHES "address") # as hmpi_mpi_test: the MPIs leak from unloaded modules
+  list(APPEND _lanes_env ASAN_OPTIONS=detect_leaks=0)
+endif()
+foreach(np 2 4)
+  add_test(NAME mpi.p2p_ordering_lanes.np${np} COMMAND ${HMPI_PYTHON3}
+    ${PROJECT_SOURCE_DIR}/tests/fortran/stats_check.py --ranks ${np} --timeout 110
+    --each=msgs_lane>=100 --each=msgs_immediate>msgs_lane+1000 --each=msgs_remote==0
+    --output=p2p_ordering:\ OK --
+    ${HMPI_MPIEXEC} ${HMPI_MPIEXEC_FLAGS} -n ${np} $<TARGET_FILE:p2p_ordering>)
+  set_tests_properties(mpi.p2p_ordering_lanes.np${np} PROPERTIES TIMEOUT 120 LABELS mpi
+    PROCESSORS 2 ENVIRONMENT "${_lanes_env}")
+endforeach()
