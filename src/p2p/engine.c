@@ -301,13 +301,14 @@ static void take_queue(void);
 
 /* Takes in the published slots of src's lane, oldest first; when bounded, only the
  * messages numbered before upto. A slot numbered past the next expected message means
- * older messages of src went by the queue: pushed before the slot was written, so one
- * take of the queue finds them. A number that is simply wrong (a corrupted slot)
- * costs order, never a message. */
+ * older messages of src went by the queue: pushed before the slot was written, so a
+ * take of the queue finds them (every time: between two slots of one loop the sender
+ * may have queued more). Inside a take of the queue (bounded) no such gap can be
+ * honest: the queue's older messages came first in its chain. A number that is simply
+ * wrong (a corrupted slot) costs order, never a message. */
 static void take_lane(int src, uint32_t upto, int bounded)
 {
     char *lane = lane_in[src];
-    int took_queue = draining;
     for (;;) {
         hmpi_env_t *e = lane_slot(lane, lane_next[src]);
         if (atomic_load_explicit(&e->lseq, memory_order_acquire) != lane_next[src] + 1)
@@ -315,10 +316,11 @@ static void take_lane(int src, uint32_t upto, int bounded)
         uint32_t p = HMPI_READ_ONCE(e->pseq);
         if (bounded && (int32_t)(p - upto) >= 0)
             return;
-        if (p != pseq_from[src] && !took_queue) {
-            took_queue = 1;
+        if (p != pseq_from[src] && !draining) {
+            uint32_t before = pseq_from[src];
             take_queue();
-            continue;
+            if (pseq_from[src] != before)
+                continue; /* the queue held messages of src: look at the lane again */
         }
         lane_next[src]++;
         pseq_from[src] = p + 1;
