@@ -53,7 +53,8 @@ struct hmpi_req_s;
  * line holds the whole header and the first 16 bytes of an immediate payload.
  * Another process writes it, so the receiver trusts none of it: it reads each field
  * once into a local, checks it (engine.c: the envelope's place and its key; each
- * protocol's check in proto.c: sizes, pointers, pid) and uses only the local. */
+ * protocol's check in proto.c: sizes, pointers) and uses only the local. A CMA read
+ * goes to the pid the control area names for the envelope's slice, never to a field. */
 typedef struct hmpi_env_s {
     union {
         hmpi_qnode_t link;         /* queued: the receiver's incoming queue */
