@@ -543,10 +543,10 @@ static void count_proto(hmpi_proto_t p, size_t bytes)
 {
     static const hmpi_stat_t msgs[HMPI_PROTO_COUNT] = {
         HMPI_STAT_msgs_immediate, HMPI_STAT_msgs_copy, HMPI_STAT_msgs_synergistic,
-        HMPI_STAT_msgs_cma};
+        HMPI_STAT_msgs_cma, HMPI_STAT_msgs_pipe};
     static const hmpi_stat_t byts[HMPI_PROTO_COUNT] = {
         HMPI_STAT_bytes_immediate, HMPI_STAT_bytes_copy, HMPI_STAT_bytes_synergistic,
-        HMPI_STAT_bytes_cma};
+        HMPI_STAT_bytes_cma, HMPI_STAT_bytes_pipe};
     hmpi_stat_add(msgs[p], 1);
     hmpi_stat_add(byts[p], bytes);
 }
@@ -627,6 +627,21 @@ static int lane_send(hmpi_req_t *r, hmpi_env_t *e, int dst, const char *p, size_
     return MPI_SUCCESS;
 }
 
+/* A pipelined bounce: the envelope is already queued, so a receiver that matched it
+ * copies each chunk out while this side copies the next in (the two copies of a
+ * bounce overlap, as in an MPI's shared-memory cells). The send completes here, eager;
+ * the receiver marks DONE only once everything has landed, so the bounce is never
+ * freed while this loop writes it. */
+static void pipe_fill(hmpi_env_t *e, char *copy, const char *p, size_t bytes)
+{
+    size_t chunk = (size_t)hmpi_knobs.PIPE_CHUNK;
+    for (size_t off = 0; off < bytes; off += chunk) {
+        size_t n = bytes - off < chunk ? bytes - off : chunk;
+        memcpy(copy + off, p + off, n);
+        atomic_store_explicit(&e->u.filled, off + n, memory_order_release);
+    }
+}
+
 int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
 {
     size_t bytes = r->t.size * (size_t)r->count;
@@ -681,7 +696,11 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
                 env_put(e);
                 return MPI_ERR_NO_MEM;
             }
-            if (r->t.contig) {
+            if (r->t.contig && hmpi_knobs.PIPE_CHUNK && !hmpi_env_own(e)->buffered) {
+                e->proto = HMPI_PROTO_PIPE; /* filled after the push, below */
+                atomic_store_explicit(&e->u.filled, 0, memory_order_relaxed);
+                hmpi_stat_add(HMPI_STAT_bounced, 1);
+            } else if (r->t.contig) {
                 memcpy(copy, p, bytes);
                 hmpi_stat_add(HMPI_STAT_bounced, 1);
             } else {
@@ -717,6 +736,8 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     inflight_add(e);
     e->pseq = pseq_to[dst_local]++;
     hmpi_queue_push(&hmpi_ctrl()->rank[dst_local].incoming, &e->link);
+    if (e->proto == HMPI_PROTO_PIPE)
+        pipe_fill(e, hmpi_env_own(e)->bounce, p, bytes);
     return MPI_SUCCESS;
 }
 

@@ -24,6 +24,7 @@ typedef enum {
     HMPI_PROTO_COPY,        /* receiver copies from a heap buffer (the sender's or a bounce) */
     HMPI_PROTO_SYNERGISTIC, /* receiver and sender copy blocks, claimed by one counter */
     HMPI_PROTO_CMA,         /* receiver reads the sender's private buffer (process_vm_readv) */
+    HMPI_PROTO_PIPE,        /* sender fills a heap bounce in chunks while the receiver drains it */
     HMPI_PROTO_COUNT
 } hmpi_proto_t;
 
@@ -72,6 +73,7 @@ typedef struct hmpi_env_s {
     uint32_t pseq;                 /* per (sender, receiver): orders lane and queue */
     union {
         unsigned char payload[16]; /* immediate: IMMEDIATE_MAX bytes from here */
+        _Atomic uint64_t filled;   /* pipe: bytes of the bounce written, by the sender */
         struct {                   /* synergistic: written by the receiver before MATCHED */
             void *dst;             /* receive buffer, in the shared heap */
             uint64_t len;          /* bytes to copy (truncation applied) */

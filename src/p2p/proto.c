@@ -1,4 +1,4 @@
-/* proto.c: the receive side of the four protocols, as a dispatch table, and the
+/* proto.c: the receive side of the protocols, as a dispatch table, and the
  * block copy that sender and receiver share in the synergistic protocol.
  * Runs on the hot path: no allocation except to unpack non-contiguous data read
  * from another process's private memory. What comes from the envelope is checked by
@@ -170,9 +170,38 @@ static size_t deliver_cma(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_ty
     return got;
 }
 
+/* Copies out what the sender has filled, chunk by chunk as it lands. Waits for the
+ * whole message (also when truncated: the sender still writes the rest, and DONE must
+ * not let it free the bounce under its own copy). The counter is clamped to the size:
+ * a bent one can only make us copy bytes of the bounce early, never outside it. */
+static size_t deliver_pipe(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+                           size_t len)
+{
+    const char *src = v->data;
+    char *dst = (char *)r->buf + t->lb;
+    size_t done = t->contig ? 0 : len; /* a layout with holes is unpacked at the end */
+    hmpi_backoff_t b = {0};
+    for (;;) {
+        uint64_t filled = atomic_load_explicit(&v->env->u.filled, memory_order_acquire);
+        if (filled > v->size)
+            filled = v->size;
+        size_t upto = filled < len ? (size_t)filled : len;
+        if (upto > done) {
+            memcpy(dst + done, src + done, upto - done);
+            done = upto;
+            b.spins = 0;
+        }
+        if (filled == v->size)
+            break;
+        hmpi_backoff(&b);
+    }
+    return t->contig ? len : place(src, r, t, len);
+}
+
 const hmpi_proto_ops_t hmpi_protos[HMPI_PROTO_COUNT] = {
     [HMPI_PROTO_IMMEDIATE] = {"immediate", check_immediate, deliver_inline},
     [HMPI_PROTO_COPY] = {"copy", check_heap, deliver_inline},
     [HMPI_PROTO_SYNERGISTIC] = {"synergistic", check_heap, deliver_synergistic},
     [HMPI_PROTO_CMA] = {"cma", check_cma, deliver_cma},
+    [HMPI_PROTO_PIPE] = {"pipe", check_heap, deliver_pipe},
 };

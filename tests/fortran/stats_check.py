@@ -7,7 +7,7 @@ ecosystem tests (Fortran, C++, Python, tool stacking, install).
   stats_check.py --ranks N [--each EXPR ...] [--output TEXT ...] -- command args...
 
 EXPR is a Python expression over one rank's counters, e.g. "msgs_synergistic >= 20";
-local_msgs is msgs_immediate + msgs_copy + msgs_synergistic + msgs_cma. A counter
+local_msgs is msgs_immediate + msgs_copy + msgs_synergistic + msgs_cma + msgs_pipe. A counter
 missing from the line (the line is cut at 4 KiB) makes the expression fail.
 Standard library only."""
 
@@ -62,7 +62,8 @@ def main():
         if "active" not in where.split():
             fails.append(f"rank {r}: HMPI not active ({where})")
         c["local_msgs"] = sum(c.get(k, 0) for k in
-                              ("msgs_immediate", "msgs_copy", "msgs_synergistic", "msgs_cma"))
+                              ("msgs_immediate", "msgs_copy", "msgs_synergistic", "msgs_cma",
+                               "msgs_pipe"))
         for expr in a.each:
             try:
                 ok = eval(expr, {"__builtins__": {}}, dict(c))

@@ -13,6 +13,7 @@
 #   p2p_comms           matching is per communicator; intercommunicators
 #   p2p_threads         MPI_THREAD_MULTIPLE (or FUNNELED) traffic
 #   p2p_large           MPI 4's _c calls against int calls; messages past 2 GiB
+#   p2p_pipe            static send buffers: the pipelined bounce (HMPI_PIPE_CHUNK)
 set(_p2p_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_p2p_ranks 2 4 8)
 set(_p2p_nodes 0 2)
@@ -53,6 +54,7 @@ p2p_test(p2p_modes          TIMEOUT 90)
 p2p_test(p2p_mixed_requests TIMEOUT 90)
 p2p_test(p2p_comms          TIMEOUT 90)
 p2p_test(p2p_threads        TIMEOUT 90)
+p2p_test(p2p_pipe           TIMEOUT 60  PLAIN)
 
 # Lanes and the queue keep one order: p2p_ordering sends each phase's streams in one
 # burst of Isends, so the first small messages of a phase fill the lanes (32 slots to
@@ -79,3 +81,17 @@ add_test(NAME mpi.p2p_ordering_lanes.np8x5 COMMAND sh -c
   ${HMPI_MPIEXEC} ${HMPI_MPIEXEC_FLAGS} -n 8 $<TARGET_FILE:p2p_ordering>)
 set_tests_properties(mpi.p2p_ordering_lanes.np8x5 PROPERTIES TIMEOUT 200 LABELS mpi
   PROCESSORS 2 ENVIRONMENT "${_lanes_env}")
+
+# The pipelined bounce at an odd chunk and without process_vm_readv, so every size of
+# p2p_pipe (to 1 MiB + 3) goes by it, chunk boundaries falling anywhere; the counters
+# must show it taken on every rank (every rank sends its ring, truncation, holes and
+# self messages from static buffers). Real node only.
+foreach(np 2 4)
+  add_test(NAME mpi.p2p_pipe_chunks.np${np} COMMAND ${HMPI_PYTHON3}
+    ${PROJECT_SOURCE_DIR}/tests/fortran/stats_check.py --ranks ${np} --timeout 50
+    --each=msgs_pipe>=70 --each=msgs_cma==0 --each=msgs_remote==0
+    --output=p2p_pipe:\ OK --
+    ${HMPI_MPIEXEC} ${HMPI_MPIEXEC_FLAGS} -n ${np} $<TARGET_FILE:p2p_pipe>)
+  set_tests_properties(mpi.p2p_pipe_chunks.np${np} PROPERTIES TIMEOUT 60 LABELS mpi
+    PROCESSORS 2 ENVIRONMENT "${_lanes_env};HMPI_PIPE_CHUNK=1000;HMPI_CMA=0")
+endforeach()
