@@ -18,7 +18,8 @@ Scenarios:
                HMPI_SHM_MIN_FREE=1T: "bytes free", pass-through works
 The scenarios below run fault_victim (--victim; see its banner for the modes):
   kill-mid     a rank SIGKILLed in the middle of a 256 MiB synergistic transfer, as
-               receiver and as sender
+               receiver and as sender; the same for a pipelined bounce (a private
+               send buffer, HMPI_CMA=0)
   kill-wait    a rank SIGKILLed while the others wait for it in MPI_Recv, MPI_Barrier,
                MPI_Win_fence
   abort-wait   the last rank calls MPI_Abort while the others wait as above
@@ -271,9 +272,11 @@ class Driver:
         marker = "HMPI_SHM_DIR=" + d
         fd, report = tempfile.mkstemp(prefix="hmpitest-victim.")
         os.close(fd)
+        env = {"HMPI_SHM_DIR": d, "FAULT_VICTIM_REPORT": report}
+        if mode.endswith("-pipe"):
+            env["HMPI_CMA"] = "0"  # a private send buffer goes by the pipelined bounce
         rc, out, _ = self.run([a.mpiexec] + a.launcher_flag + ["-n", str(np), a.victim, mode],
-                              {"HMPI_SHM_DIR": d, "FAULT_VICTIM_REPORT": report},
-                              timeout=FAULT_TIMEOUT)
+                              env, timeout=FAULT_TIMEOUT)
         ended = time.time()
         with open(report) as f:
             said = f.read()  # the victim's report, also when the launcher lost its output
@@ -298,7 +301,7 @@ class Driver:
         print("job end after the failure: " + ", ".join(times))
 
     def kill_mid(self):
-        self.fault_cases(["kill-recv-mid", "kill-send-mid"])
+        self.fault_cases(["kill-recv-mid", "kill-send-mid", "kill-recv-pipe", "kill-send-pipe"])
 
     def kill_wait(self):
         self.fault_cases(["kill-recv", "kill-barrier", "kill-fence"])

@@ -5,6 +5,10 @@
  *                   its buffer; rank 0 waits in MPI_Send for the copy to finish
  *   kill-send-mid   rank 0 SIGKILLs itself once its large message starts landing in
  *                   rank 1's buffer; rank 1 is in MPI_Recv, then MPI_Barrier
+ *   kill-recv-pipe | kill-send-pipe
+ *                   the same with a send buffer malloc'ed before MPI_Init (private):
+ *                   with HMPI_CMA=0 the message goes by the pipelined bounce, the
+ *                   sender filling while the receiver copies out
  *   kill-recv | kill-barrier | kill-fence
  *                   the last rank SIGKILLs itself while the others wait for it in
  *                   MPI_Recv / MPI_Barrier / MPI_Win_fence
@@ -179,10 +183,11 @@ static void start_ticks(void)
     CHECK(timer_settime(timer, 0, &every, NULL) == 0, "timer_settime: %s", strerror(errno));
 }
 
-static void kill_mid(int victim)
+/* preinit: rank 0's send buffer, malloc'ed before MPI_Init (outside the heap), or NULL */
+static void kill_mid(int victim, uint8_t *preinit)
 {
     CHECK(size >= 2, "needs 2 ranks");
-    uint8_t *buf = shared_buffer(BIG);
+    uint8_t *buf = rank == 0 && preinit ? preinit : shared_buffer(BIG);
     if (rank == 0)
         memset(buf, 0xA5, BIG);
     /* The receiver's buffer address: the sender watches it when it is the victim
@@ -341,13 +346,18 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "occupy") == 0)
         occupy();
+    uint8_t *preinit = NULL;
+    if (strncmp(mode, "kill-", 5) == 0 && strstr(mode, "-pipe")) {
+        preinit = malloc(BIG);
+        CHECK(preinit != NULL, "malloc %d before MPI_Init", (int)BIG);
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (strcmp(mode, "kill-recv-mid") == 0) {
-        kill_mid(1);
-    } else if (strcmp(mode, "kill-send-mid") == 0) {
-        kill_mid(0);
+    if (strcmp(mode, "kill-recv-mid") == 0 || strcmp(mode, "kill-recv-pipe") == 0) {
+        kill_mid(1, preinit);
+    } else if (strcmp(mode, "kill-send-mid") == 0 || strcmp(mode, "kill-send-pipe") == 0) {
+        kill_mid(0, preinit);
     } else if (strncmp(mode, "kill-", 5) == 0) {
         fail_while_waited("kill", mode + 5);
     } else if (strncmp(mode, "abort-", 6) == 0) {
