@@ -696,12 +696,13 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
                 env_put(e);
                 return MPI_ERR_NO_MEM;
             }
-            if (r->t.contig && hmpi_knobs.PIPE_CHUNK && !hmpi_env_own(e)->buffered) {
-                e->proto = HMPI_PROTO_PIPE; /* filled after the push, below */
-                atomic_store_explicit(&e->u.filled, 0, memory_order_relaxed);
-                hmpi_stat_add(HMPI_STAT_bounced, 1);
-            } else if (r->t.contig) {
-                memcpy(copy, p, bytes);
+            if (r->t.contig) {
+                if (hmpi_knobs.PIPE_CHUNK && !hmpi_env_own(e)->buffered) {
+                    e->proto = HMPI_PROTO_PIPE; /* filled after the push, below */
+                    atomic_store_explicit(&e->u.filled, 0, memory_order_relaxed);
+                } else {
+                    memcpy(copy, p, bytes);
+                }
                 hmpi_stat_add(HMPI_STAT_bounced, 1);
             } else {
                 if ((err = pack_into(r, copy, bytes)) != MPI_SUCCESS) {

@@ -189,7 +189,7 @@ static size_t deliver_pipe(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_t
         if (upto > done) {
             memcpy(dst + done, src + done, upto - done);
             done = upto;
-            b.spins = 0;
+            b = (hmpi_backoff_t){0}; /* progress: spin again before yielding */
         }
         if (filled == v->size)
             break;
