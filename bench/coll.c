@@ -4,13 +4,19 @@
  * "test,size,value,unit": value = the median over repetitions of the slowest rank's
  * mean time per call, in microseconds. Every size is run once and checked first: a
  * wrong result aborts. Sizes: bytes per rank (bcast, allreduce, reduce: the vector;
- * alltoall: each block; allgather: each rank's block); reductions are MPI_SUM on doubles. */
+ * alltoall: each block; allgather: each rank's block); reductions are MPI_SUM on doubles.
+ * alltoall_copy is no MPI collective but the copying any all-to-all of one node must
+ * do, by plain memcpy: after a barrier every rank copies its own block and reads the
+ * block meant for it from every other rank's send buffer, which lies in an MPI-3
+ * shared-memory window (one copy per byte, all ranks at once, no other sync): the
+ * memory's bound on what an all-to-all can take here. */
 #define _GNU_SOURCE
 #include "bench_util.h"
 
-enum { T_BARRIER, T_BCAST, T_ALLREDUCE, T_REDUCE, T_ALLTOALL, T_ALLGATHER, NTESTS };
-static const char *const test_name[NTESTS] = {"barrier", "bcast", "allreduce", "reduce",
-                                              "alltoall", "allgather"};
+enum { T_BARRIER, T_BCAST, T_ALLREDUCE, T_REDUCE, T_ALLTOALL, T_ALLGATHER, T_ALLTOALL_COPY,
+       NTESTS };
+static const char *const test_name[NTESTS] = {"barrier", "bcast",     "allreduce",    "reduce",
+                                              "alltoall", "allgather", "alltoall_copy"};
 enum { MAX_SIZES = 64, MAX_REPS = 101 };
 
 typedef struct {
@@ -21,7 +27,8 @@ typedef struct {
 
 static const char usage[] =
     "usage: coll [options]\n"
-    "  -t, --tests LIST   barrier,bcast,allreduce,reduce,alltoall,allgather (default all)\n"
+    "  -t, --tests LIST   barrier,bcast,allreduce,reduce,alltoall,allgather,alltoall_copy\n"
+    "                     (default: all but alltoall_copy)\n"
     "  -m, --min BYTES    smallest size (default 8)\n"
     "  -M, --max BYTES    largest size (default 4M; K and M suffixes)\n"
     "  -f, --factor N     size step (default 2)\n"
@@ -43,7 +50,7 @@ static size_t parse_size(const char *s)
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){(1u << NTESTS) - 1, 8, 4 << 20, 2, 11, 200, 0, 0, 0};
+    *o = (opts_t){(1u << NTESTS) - 1 - (1u << T_ALLTOALL_COPY), 8, 4 << 20, 2, 11, 200, 0, 0, 0};
     static const struct option longopts[] = {
         {"tests", 1, 0, 't'}, {"min", 1, 0, 'm'},   {"max", 1, 0, 'M'},   {"factor", 1, 0, 'f'},
         {"reps", 1, 0, 'r'},  {"iters", 1, 0, 'i'}, {"buffer", 1, 0, 'b'}, {"quick", 0, 0, 'q'},
@@ -91,7 +98,12 @@ typedef struct {
     const opts_t *o;
     int rank, n;
     unsigned char *a, *b; /* send and receive: max * n bytes each */
+    unsigned char *w;     /* alltoall_copy: the send buffer, in a shared-memory window */
+    unsigned char **peer; /* [rank]: its w, as this rank sees it */
 } ctx_t;
+
+/* The send buffer of test t. */
+static unsigned char *send_of(const ctx_t *c, int t) { return t == T_ALLTOALL_COPY ? c->w : c->a; }
 
 static double fill_value(int rank, size_t i) { return (double)((rank * 7 + (int)(i % 1000)) % 64); }
 
@@ -114,6 +126,13 @@ static void call(const ctx_t *c, int t, size_t size)
     case T_ALLGATHER:
         MPI_Allgather(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, MPI_COMM_WORLD);
         break;
+    case T_ALLTOALL_COPY:
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int k = 0; k < c->n; k++) { /* each rank starts with its own block */
+            int j = (c->rank + k) % c->n;
+            memcpy(c->b + (size_t)j * size, c->peer[j] + (size_t)c->rank * size, size);
+        }
+        break;
     }
 }
 
@@ -135,7 +154,7 @@ static void verify(const ctx_t *c, int t, size_t size)
         break;
     default:
         for (size_t i = 0; i < size * (size_t)n; i++)
-            c->a[i] = (unsigned char)(me * 31 + i * 7), c->b[i] = 0;
+            send_of(c, t)[i] = (unsigned char)(me * 31 + i * 7), c->b[i] = 0;
         break;
     }
     call(c, t, size);
@@ -154,6 +173,7 @@ static void verify(const ctx_t *c, int t, size_t size)
         }
         break;
     case T_ALLTOALL: /* block j of mine is block me of rank j's */
+    case T_ALLTOALL_COPY:
         for (int j = 0; j < n; j++)
             for (size_t i = 0; i < size; i++)
                 bad += c->b[j * size + i] != (unsigned char)(j * 31 + (me * size + i) * 7);
@@ -174,7 +194,8 @@ static void verify(const ctx_t *c, int t, size_t size)
 static double measure(const ctx_t *c, int t, size_t size)
 {
     const opts_t *o = c->o;
-    size_t work = size * (t == T_ALLTOALL || t == T_ALLGATHER ? (size_t)c->n : 1);
+    int per_peer = t == T_ALLTOALL || t == T_ALLGATHER || t == T_ALLTOALL_COPY;
+    size_t work = size * (per_peer ? (size_t)c->n : 1);
     long iters = o->iters;
     if (work > 4096)
         iters = (long)((double)o->iters * 4096.0 / (double)work * 8.0);
@@ -195,6 +216,35 @@ static double measure(const ctx_t *c, int t, size_t size)
     }
     qsort(v, (size_t)o->reps, sizeof v[0], bench_cmp_double);
     return v[o->reps / 2];
+}
+
+/* alltoall_copy's send buffers: one shared-memory window over all ranks, which must
+ * then be on one node (else the test is left out, with a line saying so). */
+static void share_send_buffers(ctx_t *c, opts_t *o, size_t bytes, MPI_Win *win)
+{
+    MPI_Comm node;
+    int nnode;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &nnode);
+    if (nnode == c->n) {
+        c->peer = malloc(sizeof *c->peer * (size_t)c->n);
+        if (!c->peer) {
+            fprintf(stderr, "coll: rank %d: out of memory\n", c->rank);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        MPI_Win_allocate_shared((MPI_Aint)bytes, 1, MPI_INFO_NULL, node, &c->w, win);
+        for (int j = 0; j < c->n; j++) {
+            MPI_Aint len;
+            int unit;
+            MPI_Win_shared_query(*win, j, &len, &unit, &c->peer[j]);
+        }
+        memset(c->w, 1, bytes);
+    } else {
+        if (c->rank == 0)
+            printf("# alltoall_copy: left out, the ranks are not on one node\n");
+        o->tests &= ~(1u << T_ALLTOALL_COPY);
+    }
+    MPI_Comm_free(&node);
 }
 
 int main(int argc, char **argv)
@@ -236,6 +286,9 @@ int main(int argc, char **argv)
     }
     memset(c.a, 1, maxsize * (size_t)c.n);
     memset(c.b, 2, maxsize * (size_t)c.n);
+    MPI_Win win = MPI_WIN_NULL;
+    if (o.tests & 1u << T_ALLTOALL_COPY)
+        share_send_buffers(&c, &o, maxsize * (size_t)c.n, &win);
     if (c.rank == 0) {
         char version[256], hmpi[96], tests[128] = "";
         for (int t = 0; t < NTESTS; t++)
@@ -266,6 +319,9 @@ int main(int argc, char **argv)
             }
         }
     }
+    if (win != MPI_WIN_NULL)
+        MPI_Win_free(&win);
+    free(c.peer);
     free(c.a);
     free(c.b);
     MPI_Finalize();
