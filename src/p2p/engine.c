@@ -332,19 +332,20 @@ static void take_queue(void)
 {
     /* Links are followed only inside the heap, to envelopes that lie whole there,
      * payload room included (env_bytes: the same in every rank, from the same knob). */
-    int broken = 0;
+    int broken = HMPI_QUEUE_WHOLE;
     hmpi_qnode_t *n = hmpi_queue_take_within(&me->incoming, hmpi_region.slices,
                                              hmpi_region.slices_len, env_bytes, &broken);
     if (broken && n) /* the oldest node reached holds the bad link */
-        hmpi_log_error("incoming queue: the link in envelope %p from local rank %d points "
-                       "outside the shared heap; messages pushed before it are lost",
-                       (void *)n, hmpi_heap_owner(n));
+        hmpi_log_error("incoming queue: the link in envelope %p from local rank %d %s; "
+                       "messages pushed before it are lost", (void *)n, hmpi_heap_owner(n),
+                       broken == HMPI_QUEUE_LOOP ? "leads back into the queue (a loop)"
+                                                 : "points outside the shared heap");
     else if (broken)
         hmpi_log_error("incoming queue: the head points outside the shared heap; the "
                        "messages in the queue are lost");
     draining = 1;
     while (n) {
-        hmpi_qnode_t *next = HMPI_READ_ONCE(n->next);
+        hmpi_qnode_t *next = hmpi_queue_next(n);
         hmpi_env_t *e = (hmpi_env_t *)n;
         if (lane_k) {
             int src = hmpi_heap_owner(e); /* a local rank: the queue took it in the heap */

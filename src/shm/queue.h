@@ -12,7 +12,8 @@
  *  - nodes are never popped one by one, so a node cannot be recycled under a pusher.
  * The links are written by other processes: a receiver that must survive a corrupted
  * one takes with hmpi_queue_take_within, which follows a link only into the range its
- * nodes may lie in (the shared heap).
+ * nodes may lie in (the shared heap) and never to a node it has taken already (a link
+ * that closes a loop), and then reads the links with hmpi_queue_next.
  * No MPI in here. */
 #ifndef HMPI_SHM_QUEUE_H
 #define HMPI_SHM_QUEUE_H
@@ -61,9 +62,26 @@ static inline hmpi_qnode_t *hmpi_queue_take(hmpi_queue_t *q)
     return fifo;
 }
 
+/* How a chain taken by hmpi_queue_take_within ended early (*broken_p). */
+enum { HMPI_QUEUE_WHOLE, HMPI_QUEUE_OUTSIDE, HMPI_QUEUE_LOOP };
+
+/* The low bit of a link hmpi_queue_take_within wrote: the node is taken. A pushed
+ * node's link is a node or NULL, aligned, so the bit is clear until a take sets it. */
+#define HMPI_QUEUE_TAKEN ((uintptr_t)1)
+
+/* The next node of a chain from hmpi_queue_take_within. */
+static inline hmpi_qnode_t *hmpi_queue_next(const hmpi_qnode_t *n)
+{
+    hmpi_qnode_t *next = *(hmpi_qnode_t *const volatile *)&n->next; /* read once */
+    return (hmpi_qnode_t *)((uintptr_t)next & ~HMPI_QUEUE_TAKEN);
+}
+
 /* hmpi_queue_take for nodes that must lie, aligned and whole, in [lo, lo + len) with
  * node_size bytes each: a link outside ends the chain there (the nodes pushed before
- * it cannot be reached) and sets *broken_p. One subtraction and two compares a node. */
+ * it cannot be reached), *broken_p = HMPI_QUEUE_OUTSIDE. So does a link back to a node
+ * of this chain (HMPI_QUEUE_LOOP): reversing the chain marks each node taken, so the
+ * walk stops where it would go round, and the chain it returns has no loop. Its links
+ * are read with hmpi_queue_next. One subtraction and three compares a node. */
 static inline hmpi_qnode_t *hmpi_queue_take_within(hmpi_queue_t *q, uintptr_t lo, size_t len,
                                                    size_t node_size, int *broken_p)
 {
@@ -74,11 +92,15 @@ static inline hmpi_qnode_t *hmpi_queue_take_within(hmpi_queue_t *q, uintptr_t lo
     while (n) {
         uintptr_t off = (uintptr_t)n - lo;
         if (off >= len || node_size > len - off || (uintptr_t)n % alignof(hmpi_qnode_t)) {
-            *broken_p = 1;
+            *broken_p = HMPI_QUEUE_OUTSIDE;
             break;
         }
         hmpi_qnode_t *next = n->next;
-        n->next = fifo;
+        if ((uintptr_t)next & HMPI_QUEUE_TAKEN) {
+            *broken_p = HMPI_QUEUE_LOOP;
+            break;
+        }
+        n->next = (hmpi_qnode_t *)((uintptr_t)fifo | HMPI_QUEUE_TAKEN);
         fifo = n;
         n = next;
     }

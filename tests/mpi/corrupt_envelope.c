@@ -4,7 +4,8 @@
  * the next, normal messages (one by the lane, one by the queue) must arrive intact. A
  * wrong sequence number (pseq) costs only order, never a message. Last, a queue link
  * pointing out of the heap: the message behind it is lost (and logged), the receiver
- * does not crash.
+ * does not crash; and a queue link that leads back to a newer message (a loop): the
+ * receiver does not go round forever, and both messages arrive once, in order.
  * 2 ranks on one node.
  * Built against HMPI's internal headers (it reaches the envelope through the send
  * request). Ordering, deterministic: the sender pushes with MPI_Issend, corrupts, then
@@ -35,11 +36,13 @@ typedef enum {
     CASE_SRC_LOCAL,   /* local rank other than the envelope's slice */
     CASE_PSEQ,        /* a sequence number far ahead: the message still arrives */
     CASE_LINK,        /* the incoming queue's link to an older message points away */
+    CASE_LOOP,        /* the older message's link leads back to the newer one */
     NCASES
 } corrupt_case_t;
 
 static const char *case_name[NCASES] = {"size", "data-away", "data-end", "src-range",
-                                        "src-spoof", "proto", "tag", "src_local", "pseq", "link"};
+                                        "src-spoof", "proto", "tag", "src_local", "pseq", "link",
+                                        "loop"};
 
 static unsigned char pattern(int round, size_t i)
 {
@@ -66,6 +69,9 @@ static int corrupt(corrupt_case_t c, hmpi_env_t *e)
     case CASE_LINK: /* the message itself is intact: only the one pushed before is lost */
         e->link.next = (hmpi_qnode_t *)(uintptr_t)0x1000;
         return 0;
+    case CASE_LOOP: /* e -> older -> e: pushed after e, the older one's link goes round */
+        e->link.next->next = &e->link;
+        return 0;
     default: return 0;
     }
 }
@@ -78,7 +84,7 @@ static void sender(corrupt_case_t c, int round)
     CHECK(buf, "no heap buffer");
     for (size_t i = 0; i < n; i++)
         buf[i] = pattern(round, i);
-    if (c == CASE_LINK) { /* queued first (no lane above 256 B): the bad link leads to it */
+    if (c == CASE_LINK || c == CASE_LOOP) { /* queued first (no lane above 256 B) */
         static unsigned char older[512];
         CHECK(MPI_Send(older, sizeof older, MPI_BYTE, 1, 999, MPI_COMM_WORLD) == MPI_SUCCESS,
               "send");
@@ -138,6 +144,19 @@ static void receiver(corrupt_case_t c, int round)
             int flag = 1;
             MPI_Iprobe(0, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
             CHECK(!flag, "case link: the message behind the broken link arrived");
+        }
+        if (c == CASE_LOOP) { /* nothing lost: the loop closed on the newest message */
+            unsigned char older[512];
+            memset(older, 0x5A, sizeof older);
+            CHECK(MPI_Recv(older, sizeof older, MPI_BYTE, 0, 999, MPI_COMM_WORLD, &st) ==
+                      MPI_SUCCESS, "case loop: the older message");
+            for (size_t i = 0; i < sizeof older; i++)
+                CHECK(older[i] == 0, "case loop: byte %zu of the older message is %#x", i,
+                      older[i]);
+            int again[2] = {1, 1}; /* (the sender may be on to the next round's tags) */
+            MPI_Iprobe(0, 999, MPI_COMM_WORLD, &again[0], MPI_STATUS_IGNORE);
+            MPI_Iprobe(0, round, MPI_COMM_WORLD, &again[1], MPI_STATUS_IGNORE);
+            CHECK(!again[0] && !again[1], "case loop: a message arrived twice");
         }
     }
     free(g);
