@@ -126,6 +126,11 @@ static void receiver(corrupt_case_t c, int round)
     int source = c == CASE_SRC_RANGE ? MPI_ANY_SOURCE : c == CASE_SRC_SPOOF ? 1 : 0;
     int tag = c == CASE_TAG ? MPI_ANY_TAG : round;
     MPI_Status st;
+    if (c == CASE_LOOP) { /* both taken in one go: the older message is the first */
+        CHECK(MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st) == MPI_SUCCESS, "probe");
+        CHECK(st.MPI_TAG == 999, "case loop: tag %d came first, want the older message's 999",
+              st.MPI_TAG);
+    }
     int err = MPI_Recv(g + GUARD, (int)cap, MPI_BYTE, source, tag, MPI_COMM_WORLD, &st);
     check_guards(g, cap, case_name[c], round);
     if (expect) {
