@@ -294,8 +294,4 @@ extern const hmpi_proto_ops_t hmpi_protos[HMPI_PROTO_COUNT];
  * (checked first) until none is left; returns how many it copied. */
 uint64_t hmpi_syn_help(hmpi_env_t *env);
 
-/* A single read of a field another process may be writing: the compiler may neither
- * repeat it nor merge it with a later one. */
-#define HMPI_READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
-
 #endif

@@ -23,6 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A single read of a field another process may be writing: the compiler may neither
+ * repeat it nor merge it with a later one (the queue's links, the envelopes of p2p/). */
+#define HMPI_READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+
 typedef struct hmpi_qnode_s {
     struct hmpi_qnode_s *next;
 } hmpi_qnode_t;
@@ -72,8 +76,7 @@ enum { HMPI_QUEUE_WHOLE, HMPI_QUEUE_OUTSIDE, HMPI_QUEUE_LOOP };
 /* The next node of a chain from hmpi_queue_take_within. */
 static inline hmpi_qnode_t *hmpi_queue_next(const hmpi_qnode_t *n)
 {
-    hmpi_qnode_t *next = *(hmpi_qnode_t *const volatile *)&n->next; /* read once */
-    return (hmpi_qnode_t *)((uintptr_t)next & ~HMPI_QUEUE_TAKEN);
+    return (hmpi_qnode_t *)((uintptr_t)HMPI_READ_ONCE(n->next) & ~HMPI_QUEUE_TAKEN);
 }
 
 /* hmpi_queue_take for nodes that must lie, aligned and whole, in [lo, lo + len) with
