@@ -1,7 +1,8 @@
-/* barrier.c: MPI_Barrier. On a node: every member stores its state and watches the
- * others' (flat, up to HMPI_COLL_FLAT_MAX members), or fans in to member 0 and out
- * again (more members: O(n) lines move instead of O(n^2)). Across nodes: fan in on each
- * node, a barrier of the MPI below among the leaders, fan out. */
+/* barrier.c: MPI_Barrier. On a node: a small team meets in its meeting line (coll.h);
+ * larger ones store their state and watch the others' (flat, up to
+ * HMPI_COLL_FLAT_MAX members), or fan in to member 0 and out again (more members: O(n)
+ * lines move instead of O(n^2)). Across nodes: fan in on each node, a barrier of the
+ * MPI below among the leaders, fan out. */
 #include "coll.h"
 #include "../mpi/check.h"
 #include "../common/knobs.h"
@@ -27,6 +28,10 @@ int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
 
 static void team_barrier(hmpi_coll_team_t *t)
 {
+    if (t->line) {
+        hmpi_coll_line_meet(t, NULL, 0);
+        return;
+    }
     if (t->n > hmpi_knobs.COLL_FLAT_MAX) {
         hmpi_coll_team_fence(t, NULL, NULL);
         return;

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- the slot protocol ---------------------------------------------------------------
  *
@@ -101,6 +102,10 @@ typedef struct {
     void *scratch;            /* this rank's shared scratch (grows, kept) */
     size_t scratch_len;
     uint64_t scratch_used;    /* the last epoch it was handed out in (0: never) */
+    unsigned char *line;      /* the team's meeting line (in member 0's slot), or NULL */
+    size_t line_stride;       /* bytes of each member's entry in it */
+    size_t line_cap;          /* bytes of each of the entry's two data areas */
+    uint64_t line_seq;        /* meetings begun */
 } hmpi_coll_team_t;
 
 /* Per communicator (hmpi_comm_t.coll): made at the first collective call. */
@@ -173,6 +178,48 @@ static inline void hmpi_coll_publish(hmpi_coll_team_t *t, uint64_t e, int phase)
 {
     atomic_store_explicit(&hmpi_coll_half(t, t->me, e)->state, hmpi_coll_state(e, phase),
                           memory_order_release);
+}
+
+/* ---- the meeting line -----------------------------------------------------------------
+ *
+ * A team of 2 to HMPI_COLL_LINE_MAX members (the smallest value any member has) also
+ * meets in one cache line at the end of member 0's slot, for a barrier and for an
+ * allreduce of at most line_cap bytes. Each member owns an entry of line_stride bytes:
+ * two data areas of line_cap bytes (for odd and even meetings), then a word. Meeting L
+ * (t->line_seq, counted by every member alike, apart from the epochs) writes area L & 1,
+ * then stores L in the word (release); every member waits for every word to reach L
+ * (acquire). On two cores writers sharing one line meet in about 110 ns, against
+ * 160-180 with a line per meeting parity and 200-260 with a line per member (C loops).
+ * Reuse: a member writing area L & 1 at meeting L saw everybody enter meeting L-1, so
+ * everybody is done reading meeting L-2's data. The words only grow.
+ * Entering a meeting means having returned from every earlier collective on the team,
+ * so a finished meeting also tells that every member finished epoch t->epoch. */
+static inline _Atomic uint64_t *hmpi_coll_line_word(const hmpi_coll_team_t *t, int i)
+{
+    return (_Atomic uint64_t *)(t->line + (size_t)(i + 1) * t->line_stride - sizeof(uint64_t));
+}
+
+/* Member i's data of meeting l. */
+static inline unsigned char *hmpi_coll_line_data(const hmpi_coll_team_t *t, int i, uint64_t l)
+{
+    return t->line + (size_t)i * t->line_stride + (l & 1) * t->line_cap;
+}
+
+/* Meets the team with `bytes` (at most line_cap, may be 0) of data; returns the meeting's
+ * number for hmpi_coll_line_data, valid until this member's next meeting. */
+static inline uint64_t hmpi_coll_line_meet(hmpi_coll_team_t *t, const void *data, size_t bytes)
+{
+    uint64_t l = ++t->line_seq;
+    if (bytes)
+        memcpy(hmpi_coll_line_data(t, t->me, l), data, bytes);
+    atomic_store_explicit(hmpi_coll_line_word(t, t->me), l, memory_order_release);
+    for (int i = 0; i < t->n; i++) {
+        _Atomic uint64_t *w = hmpi_coll_line_word(t, i);
+        if (i != t->me && atomic_load_explicit(w, memory_order_acquire) < l)
+            hmpi_coll_wait_slow(w, l);
+    }
+    t->seen_done = t->epoch;
+    return l;
 }
 
 /* Waits until every member finished epoch e (DONE(e), or any state of e+1); then

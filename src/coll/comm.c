@@ -104,6 +104,8 @@ typedef struct {
     uint64_t slot;  /* its slot, 0 when it has none */
     int32_t node;   /* its node's id */
     uint32_t cap;   /* inline bytes of its halves */
+    uint32_t line_max; /* its HMPI_COLL_LINE_MAX */
+    uint32_t pad;
 } setup_rec_t;
 
 static size_t half_stride_of(size_t cap)
@@ -112,12 +114,13 @@ static size_t half_stride_of(size_t cap)
     return (need + HMPI_CACHE_LINE - 1) & ~(size_t)(HMPI_CACHE_LINE - 1);
 }
 
+/* Two halves, then the meeting line (used in member 0's slot only). */
 static void *new_slot(size_t cap)
 {
-    size_t stride = half_stride_of(cap);
-    void *slot = hmpi_heap_shared_alloc(2 * stride);
+    size_t bytes = 2 * half_stride_of(cap) + HMPI_CACHE_LINE;
+    void *slot = hmpi_heap_shared_alloc(bytes);
     if (slot)
-        memset(slot, 0, 2 * stride);
+        memset(slot, 0, bytes);
     return slot;
 }
 
@@ -185,7 +188,8 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
 
     size_t cap = (size_t)hmpi_knobs.COLL_INLINE_MAX;
     s->my_slot = new_slot(cap);
-    setup_rec_t mine = {(uint64_t)(uintptr_t)s->my_slot, hmpi_node.id, (uint32_t)cap};
+    setup_rec_t mine = {(uint64_t)(uintptr_t)s->my_slot, hmpi_node.id, (uint32_t)cap,
+                        (uint32_t)hmpi_knobs.COLL_LINE_MAX, 0};
     PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, rec, sizeof mine, MPI_BYTE, c->handle);
 
     int ok = 1;
@@ -215,13 +219,25 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     t->n = 0;
     t->cap = cap;
     t->half_stride = half_stride_of(cap);
+    uint32_t line_max = rec[0].line_max;
     for (int r = 0; r < c->size; r++) {
+        line_max = rec[r].line_max < line_max ? rec[r].line_max : line_max;
         if (spans && rec[r].node != hmpi_node.id)
             continue;
         if (r == c->rank)
             t->me = t->n;
         t->slot[t->n] = (unsigned char *)(uintptr_t)rec[r].slot;
         t->rank_of[t->n++] = r;
+    }
+    /* The smallest knob of all: every member takes the same decision. */
+    if (!spans && t->n >= 2 && (uint32_t)t->n <= line_max) {
+        t->line = t->slot[0] + 2 * t->half_stride;
+        t->line_stride = (HMPI_CACHE_LINE / (size_t)t->n) & ~(sizeof(uint64_t) - 1);
+        /* a power of two, so that each area is aligned for the types that fit in it */
+        for (t->line_cap = sizeof(uint64_t); 2 * t->line_cap + sizeof(uint64_t) > t->line_stride;)
+            t->line_cap /= 2;
+        if (t->line_cap < 4)
+            t->line_cap = 0;
     }
     if (spans) {
         int leader = t->me == 0;

@@ -262,6 +262,17 @@ static int allreduce_small_basic(hmpi_coll_team_t *t, const void *sendbuf, void 
     return MPI_SUCCESS;
 }
 
+/* The same in the meeting line (coll.h), for a team that has one. */
+static int allreduce_line(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
+                          size_t bytes, hmpi_coll_kernel_t k)
+{
+    uint64_t l = hmpi_coll_line_meet(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
+    k(recvbuf, hmpi_coll_line_data(t, 1, l), hmpi_coll_line_data(t, 0, l), (size_t)count);
+    for (int i = 2; i < t->n; i++)
+        k(recvbuf, hmpi_coll_line_data(t, i, l), recvbuf, (size_t)count);
+    return MPI_SUCCESS;
+}
+
 static int allreduce_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype type, MPI_Op op)
 {
@@ -357,13 +368,26 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     int size, err;
     hmpi_coll_kernel_t k;
+    /* The common case first. A kernel exists only for a predefined op on a basic type it
+     * is defined for, so with a positive count and buffers that are not NULL the
+     * arguments pass every check below. */
+    if (s && s->mode == HMPI_COLL_FLAT && count > 0 && sendbuf && recvbuf &&
+        recvbuf != MPI_IN_PLACE && (k = hmpi_coll_kernel_size(op, type, &size))) {
+        size_t bytes = (size_t)count * (size_t)size;
+        if (bytes <= s->team.line_cap) {
+            HMPI_COLL_COUNT(allreduce, 1);
+            return allreduce_line(&s->team, sendbuf, recvbuf, count, bytes, k);
+        }
+        if (bytes <= s->team.cap) {
+            HMPI_COLL_COUNT(allreduce, 1);
+            return allreduce_small_basic(&s->team, sendbuf, recvbuf, count, bytes, k);
+        }
+    }
     if (s && (err = hmpi_check_reduce(sendbuf, recvbuf, count, type, op)) != MPI_SUCCESS)
         return hmpi_raise_in(comm, err, "MPI_Allreduce");
-    if (s && s->mode == HMPI_COLL_FLAT && count > 0 && (k = hmpi_coll_kernel_size(op, type, &size)) &&
-        (size_t)count * (size_t)size <= s->team.cap) {
-        HMPI_COLL_COUNT(allreduce, 1);
-        return allreduce_small_basic(&s->team, sendbuf, recvbuf, count, (size_t)count * (size_t)size, k);
-    }
+    if (s && recvbuf == MPI_IN_PLACE && count > 0)
+        return hmpi_raise_in(comm, hmpi_err_what(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE"),
+                             "MPI_Allreduce");
     if (s && s->mode == HMPI_COLL_HIER && !hmpi_coll_commutative(op))
         s = NULL;
     HMPI_COLL_COUNT(allreduce, s != NULL);

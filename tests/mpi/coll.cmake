@@ -15,6 +15,9 @@
 #   (the variants run at 2 and 4 ranks: 8 oversubscribed ranks cost minutes)
 #   .large    HMPI_COLL_INLINE_MAX=0: no slot copies, every payload by address or staged
 #   .fanin    HMPI_COLL_FLAT_MAX=1: barriers fan in to one rank (coll_bcast, coll_stress)
+#   .line     HMPI_COLL_LINE_MAX=8: teams of 4 and 8 meet in one line (barrier; 4-byte
+#             allreduce at 4 ranks); .noline HMPI_COLL_LINE_MAX=0: 2-rank teams use
+#             their slots (coll_bcast, coll_reduce, coll_stress)
 #   .below    HMPI_DISABLE=1: the MPI below alone
 set(_coll_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_coll_env "")
@@ -54,6 +57,11 @@ endforeach()
 foreach(t coll_bcast coll_stress)
   coll_variant(${t} fanin RANKS 4 NODE_SIZES 0 2 ENV HMPI_COLL_FLAT_MAX=1)
 endforeach()
+foreach(t coll_bcast coll_reduce coll_stress)
+  coll_variant(${t} line RANKS 4 NODE_SIZES 0 ENV HMPI_COLL_LINE_MAX=8)
+  coll_variant(${t} noline RANKS 2 NODE_SIZES 0 ENV HMPI_COLL_LINE_MAX=0)
+endforeach()
+coll_variant(coll_bcast line RANKS 8 NODE_SIZES 0 ENV HMPI_COLL_LINE_MAX=8)
 
 # coll_large: MPI 4's large-count collectives, _c and int calls mixed in one collective
 # (MPICH only: Open MPI 4.1 has none); a 2 GiB MPI_Bcast_c between ranks 0 and 1.

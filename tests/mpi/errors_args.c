@@ -193,6 +193,7 @@ static int opi_take_bad(int source, int tag)
     X(MPI_ERR_BUFFER, OPT | BAD_BELOW_OMPI, MPI_Bcast(NULL, 2, MPI_INT, 0, comm))          \
     X(MPI_ERR_BUFFER, OPT | BAD_BELOW_OMPI,                                                \
       MPI_Allreduce(NULL, wbuf, 2, MPI_INT, MPI_SUM, comm))                                \
+    X(MPI_ERR_BUFFER, 0, MPI_Allreduce(buf, MPI_IN_PLACE, 2, MPI_INT, MPI_SUM, comm))      \
     X(MPI_ERR_BUFFER, OPT | BAD_BELOW_OMPI, MPI_Put(NULL, 1, MPI_INT, 0, 0, 1, MPI_INT, win))
 
 static const struct {
