@@ -8,9 +8,10 @@
  *   6-8. transpose back to the original layout.
  * Exchanges (-x): alltoall (MPI_Alltoall), p2p (MPI_Isend/MPI_Irecv of the blocks, a
  * copy), opi (a buffer per block, OPI_Igive/OPI_Itake: within a node no block is
- * copied; unpacked as ownership arrives). The first transform is checked against
- * FFTW's single-process 2-D FFT on rank 0 (max error relative to the largest
- * coefficient); then -i transforms are timed. Rank 0 prints CSV "test,size,value,unit":
+ * copied; unpacked as ownership arrives). p2p and opi transpose a rank's own block
+ * straight into place instead of sending it to themselves. The first transform is
+ * checked against FFTW's single-process 2-D FFT on rank 0 (max error relative to the
+ * largest coefficient); then -i transforms are timed. Rank 0 prints CSV "test,size,value,unit":
  * total_<x> and comm_<x> (pack + exchange + unpack, both transposes), median ms.
  *   fft2d [-n N | -s NXxNY] [-x alltoall|p2p|opi] [-i ITERS] [-c 0|1] [-e BOUND] */
 #include "hmpi.h"
@@ -50,15 +51,16 @@ typedef struct {
 enum { TILE = 32 };
 
 /* The block for rank q in the forward transpose: a[.][q*ly ..] read down the rows, so
- * that the receiver writes whole runs: out[j][i] = a[i][q*ly + j]. */
-static void pack_fwd(const fft_t *f, int q, fftw_complex *out)
+ * that the receiver writes whole runs: out[j][i] = a[i][q*ly + j], rows of out `ld`
+ * points apart (lx for a packed block; nx to transpose this rank's own block in place). */
+static void pack_fwd(const fft_t *f, int q, fftw_complex *out, size_t ld)
 {
     const fftw_complex *src = f->a + (size_t)q * f->ly;
     for (int j0 = 0; j0 < f->ly; j0 += TILE)
         for (int i0 = 0; i0 < f->lx; i0 += TILE)
             for (int j = j0; j < j0 + TILE && j < f->ly; j++)
                 for (int i = i0; i < i0 + TILE && i < f->lx; i++)
-                    out[(size_t)j * f->lx + i] = src[(size_t)i * f->ny + j];
+                    out[(size_t)j * ld + i] = src[(size_t)i * f->ny + j];
 }
 
 /* The block from rank p: b[j][p*lx + i] = in[j][i]. */
@@ -69,15 +71,16 @@ static void unpack_fwd(fft_t *f, int p, const fftw_complex *in)
                sizeof(fftw_complex) * (size_t)f->lx);
 }
 
-/* Backward transpose: out[i][j] = b[j][q*lx + i]; a[i][p*ly + j] = in[i][j]. */
-static void pack_bwd(const fft_t *f, int q, fftw_complex *out)
+/* Backward transpose: out[i][j] = b[j][q*lx + i] (rows `ld` apart: ly, or ny in place);
+ * a[i][p*ly + j] = in[i][j]. */
+static void pack_bwd(const fft_t *f, int q, fftw_complex *out, size_t ld)
 {
     const fftw_complex *src = f->b + (size_t)q * f->lx;
     for (int i0 = 0; i0 < f->lx; i0 += TILE)
         for (int j0 = 0; j0 < f->ly; j0 += TILE)
             for (int i = i0; i < i0 + TILE && i < f->lx; i++)
                 for (int j = j0; j < j0 + TILE && j < f->ly; j++)
-                    out[(size_t)i * f->ly + j] = src[(size_t)j * f->nx + i];
+                    out[(size_t)i * ld + j] = src[(size_t)j * f->nx + i];
 }
 
 static void unpack_bwd(fft_t *f, int p, const fftw_complex *in)
@@ -87,34 +90,54 @@ static void unpack_bwd(fft_t *f, int p, const fftw_complex *in)
                sizeof(fftw_complex) * (size_t)f->ly);
 }
 
-typedef void (*pack_fn)(const fft_t *, int, fftw_complex *);
+typedef void (*pack_fn)(const fft_t *, int, fftw_complex *, size_t);
 typedef void (*unpack_fn)(fft_t *, int, const fftw_complex *);
+
+/* This rank's own block, transposed straight into place (p2p and opi: a message to
+ * oneself is only a detour; MPI_Alltoall has no way around it). */
+static void transpose_own(fft_t *f, pack_fn pack)
+{
+    if (pack == pack_fwd)
+        pack_fwd(f, f->rank, f->b + (size_t)f->rank * f->lx, (size_t)f->nx);
+    else
+        pack_bwd(f, f->rank, f->a + (size_t)f->rank * f->ly, (size_t)f->ny);
+}
+
+static size_t packed_ld(const fft_t *f, pack_fn pack)
+{
+    return pack == pack_fwd ? (size_t)f->lx : (size_t)f->ly;
+}
 
 /* ---- the three exchanges: pack every block, move them, unpack every block -------------- */
 
 static void exchange_alltoall(fft_t *f, pack_fn pack, unpack_fn unpack)
 {
     for (int q = 0; q < f->size; q++)
-        pack(f, q, f->sbuf + (size_t)q * f->blk);
+        pack(f, q, f->sbuf + (size_t)q * f->blk, packed_ld(f, pack));
     MPI_Alltoall(f->sbuf, (int)(2 * f->blk), MPI_DOUBLE, f->rbuf, (int)(2 * f->blk), MPI_DOUBLE,
                  MPI_COMM_WORLD);
     for (int p = 0; p < f->size; p++)
         unpack(f, p, f->rbuf + (size_t)p * f->blk);
 }
 
+/* Requests [0, n) receive, [n, 2n) send; this rank's own pair stays MPI_REQUEST_NULL. */
 static void exchange_p2p(fft_t *f, pack_fn pack, unpack_fn unpack)
 {
     int n = f->size, cnt = (int)(2 * f->blk);
     for (int p = 0; p < n; p++)
-        MPI_Irecv(f->rbuf + (size_t)p * f->blk, cnt, MPI_DOUBLE, p, TAG, MPI_COMM_WORLD,
-                  &f->reqs[p]);
-    for (int k = 1; k <= n; k++) { /* right neighbour first: spread the load */
+        f->reqs[p] = f->reqs[n + p] = MPI_REQUEST_NULL;
+    for (int p = 0; p < n; p++)
+        if (p != f->rank)
+            MPI_Irecv(f->rbuf + (size_t)p * f->blk, cnt, MPI_DOUBLE, p, TAG, MPI_COMM_WORLD,
+                      &f->reqs[p]);
+    for (int k = 1; k < n; k++) { /* right neighbour first: spread the load */
         int q = (f->rank + k) % n;
-        pack(f, q, f->sbuf + (size_t)q * f->blk);
+        pack(f, q, f->sbuf + (size_t)q * f->blk, packed_ld(f, pack));
         MPI_Isend(f->sbuf + (size_t)q * f->blk, cnt, MPI_DOUBLE, q, TAG, MPI_COMM_WORLD,
                   &f->reqs[n + q]);
     }
-    for (int k = 0; k < n; k++) {
+    transpose_own(f, pack);
+    for (int k = 1; k < n; k++) {
         int p;
         MPI_Waitany(n, f->reqs, &p, MPI_STATUS_IGNORE);
         unpack(f, p, f->rbuf + (size_t)p * f->blk);
@@ -129,15 +152,19 @@ static void exchange_opi(fft_t *f, pack_fn pack, unpack_fn unpack)
 {
     int n = f->size, cnt = (int)(2 * f->blk);
     for (int p = 0; p < n; p++)
-        OPI_Itake((void **)&f->in[p], cnt, MPI_DOUBLE, p, TAG, MPI_COMM_WORLD, &f->reqs[p]);
-    for (int k = 1; k <= n; k++) {
+        f->reqs[p] = f->reqs[n + p] = MPI_REQUEST_NULL;
+    for (int p = 0; p < n; p++)
+        if (p != f->rank)
+            OPI_Itake((void **)&f->in[p], cnt, MPI_DOUBLE, p, TAG, MPI_COMM_WORLD, &f->reqs[p]);
+    for (int k = 1; k < n; k++) {
         int q = (f->rank + k) % n;
         fftw_complex *out;
         OPI_Alloc((void **)&out, sizeof(fftw_complex) * f->blk);
-        pack(f, q, out);
+        pack(f, q, out, packed_ld(f, pack));
         OPI_Igive((void **)&out, cnt, MPI_DOUBLE, q, TAG, MPI_COMM_WORLD, &f->reqs[n + q]);
     }
-    for (int k = 0; k < n; k++) {
+    transpose_own(f, pack);
+    for (int k = 1; k < n; k++) {
         int p;
         MPI_Waitany(n, f->reqs, &p, MPI_STATUS_IGNORE);
         unpack(f, p, f->in[p]);
