@@ -9,6 +9,11 @@
  *   opi         OPI_Alloc, pack, OPI_Itake/OPI_Igive, unpack, OPI_Free (ownership
  *               passing under HMPI; the contents through the MPI below without it);
  * and alloc_free, the time of OPI_Free(OPI_Alloc(8)) (ns, best of 200 batches of 10^4).
+ * Not in the default set: direct, the bound of any exchange that hands the packed data
+ * over without copying it (ownership passing at no cost): each rank packs into one of
+ * two buffers of an MPI-3 shared-memory window, raises a counter there and unpacks
+ * straight from its partner's buffer once the partner's counter says it is packed
+ * (no library in the exchange; left out when the ranks are not on one node).
  * Ranks pair up (0,1), (2,3)...
  * Rank 0 prints CSV "test,size,value,unit"; received data is checked every iteration.
  *   opbench [--quick] [--min BYTES] [--max BYTES] [--time SECONDS] [--tests copy,opi,...]
@@ -20,13 +25,16 @@
 
 #include "bench_util.h"
 
+#include <sched.h>
+#include <stdatomic.h>
+
 enum { NEIGHBOURS = 4, REGIONS = 2 * NEIGHBOURS, TAG = 7 };
 
 typedef struct {
     size_t min, max;
     double time;      /* seconds of timed iterations per point */
     int quick;
-    int copy, opi, alloc_free;
+    int copy, opi, alloc_free, direct;
 } opts_t;
 
 typedef struct {
@@ -34,6 +42,9 @@ typedef struct {
     size_t bytes;     /* one message */
     double *app;      /* REGIONS regions: NEIGHBOURS boundaries, then NEIGHBOURS ghosts */
     double *sbuf, *rbuf; /* copy: the program's message buffers */
+    double *mine, *theirs; /* direct: two buffers each, in a shared window */
+    _Atomic uint64_t *my_count, *their_count; /* direct: exchanges packed so far */
+    uint64_t count;
 } ctx_t;
 
 static double now(void) { return MPI_Wtime(); }
@@ -106,6 +117,53 @@ static double step_opi(ctx_t *c)
     return now() - t0;
 }
 
+/* Exchange n packs into buffer n & 1. Before that the partner must be done reading
+ * that buffer from exchange n-2: it was, when it announced exchange n-1 (which this
+ * rank waited for). */
+static double step_direct(ctx_t *c)
+{
+    compute(c);
+    double t0 = now();
+    size_t words = c->bytes / 8;
+    for (int k = 0; k < NEIGHBOURS; k++) {
+        uint64_t n = ++c->count;
+        pack(c, k, c->mine + (n & 1) * words);
+        atomic_store_explicit(c->my_count, n, memory_order_release);
+        for (unsigned spins = 0; atomic_load_explicit(c->their_count, memory_order_acquire) < n;)
+            if (++spins % 1024 == 0)
+                sched_yield(); /* more ranks than cores */
+        unpack(c, k, c->theirs + (n & 1) * words);
+    }
+    return now() - t0;
+}
+
+/* direct's window over this size's buffers; 0 when the ranks are not on one node. */
+static int direct_setup(ctx_t *c, MPI_Win *win)
+{
+    MPI_Comm node;
+    int nnode;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &nnode);
+    int ok = nnode == c->nranks; /* then node ranks are world ranks (key 0: same order) */
+    if (ok) {
+        void *base, *peer;
+        MPI_Aint len;
+        int unit;
+        MPI_Win_allocate_shared((MPI_Aint)(64 + 2 * c->bytes), 1, MPI_INFO_NULL, node, &base, win);
+        MPI_Win_shared_query(*win, c->partner, &len, &unit, &peer);
+        c->my_count = base;
+        c->their_count = peer;
+        atomic_store(c->my_count, 0);
+        c->mine = (double *)((char *)base + 64);
+        c->theirs = (double *)((char *)peer + 64);
+        c->count = 0;
+        memset(c->mine, 0, 2 * c->bytes);
+        MPI_Barrier(node);
+    }
+    MPI_Comm_free(&node);
+    return ok;
+}
+
 /* Times one test at one size: warm up, pick an iteration count that fills o->time
  * (rank 0 decides for all), run it. Each rank takes the median of its iterations'
  * times (robust to other jobs taking the cores now and then); returns the mean over
@@ -171,7 +229,8 @@ static int parse(int argc, char **argv, opts_t *o)
         {"quick", no_argument, 0, 'q'}, {"min", required_argument, 0, 'm'},
         {"max", required_argument, 0, 'M'}, {"time", required_argument, 0, 't'},
         {"tests", required_argument, 0, 'T'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    *o = (opts_t){.min = 1024, .max = 4u << 20, .time = 0.5, .copy = 1, .opi = 1, .alloc_free = 1};
+    *o = (opts_t){.min = 1024, .max = 4u << 20, .time = 0.5, .copy = 1, .opi = 1, .alloc_free = 1,
+                  .direct = 0};
     int ch;
     while ((ch = getopt_long(argc, argv, "qm:M:t:T:h", longs, NULL)) != -1) {
         switch (ch) {
@@ -183,6 +242,7 @@ static int parse(int argc, char **argv, opts_t *o)
             o->copy = strstr(optarg, "copy") != NULL;
             o->opi = strstr(optarg, "opi") != NULL;
             o->alloc_free = strstr(optarg, "alloc_free") != NULL;
+            o->direct = strstr(optarg, "direct") != NULL;
             break;
         default:
             return -1;
@@ -203,7 +263,7 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o) != 0 || c.nranks % 2) {
         if (c.rank == 0)
             fprintf(stderr, "usage: opbench [--quick] [--min B] [--max B] [--time S] "
-                            "[--tests copy,opi,alloc_free]   (an even number of ranks)\n");
+                            "[--tests copy,opi,alloc_free,direct]   (an even number of ranks)\n");
         MPI_Finalize();
         return 2;
     }
@@ -240,6 +300,15 @@ int main(int argc, char **argv)
             double bw = run_point(&c, &o, step_opi);
             if (c.rank == 0)
                 printf("opi,%zu,%.4g,GB/s\n", c.bytes, bw);
+        }
+        MPI_Win win;
+        if (o.direct && direct_setup(&c, &win)) {
+            double bw = run_point(&c, &o, step_direct);
+            if (c.rank == 0)
+                printf("direct,%zu,%.4g,GB/s\n", c.bytes, bw);
+            MPI_Win_free(&win);
+        } else if (o.direct && c.rank == 0) {
+            printf("# direct: left out, the ranks are not on one node\n");
         }
         if (c.rank == 0)
             fflush(stdout);
