@@ -233,11 +233,9 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     if (!spans && t->n >= 2 && (uint32_t)t->n <= line_max) {
         t->line = t->slot[0] + 2 * t->half_stride;
         t->line_stride = (HMPI_CACHE_LINE / (size_t)t->n) & ~(sizeof(uint64_t) - 1);
-        /* a power of two, so that each area is aligned for the types that fit in it */
-        for (t->line_cap = sizeof(uint64_t); 2 * t->line_cap + sizeof(uint64_t) > t->line_stride;)
-            t->line_cap /= 2;
-        if (t->line_cap < 4)
-            t->line_cap = 0;
+        /* Two areas and the word: 32-byte entries (2 members) hold 8 bytes twice, 16-byte
+         * ones (3-4) 4 bytes; a power of two keeps each area aligned for what fits. */
+        t->line_cap = t->line_stride >= 32 ? 8 : t->line_stride >= 16 ? 4 : 0;
     }
     if (spans) {
         int leader = t->me == 0;

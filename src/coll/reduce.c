@@ -239,37 +239,37 @@ HMPI_PMPI(Reduce)
 
 /* ---- allreduce --------------------------------------------------------------------- */
 
+/* Member i's input to a small allreduce: in the meeting line (l > 0) or its slot. */
+static const void *small_input(const hmpi_coll_team_t *t, int i, uint64_t l, uint64_t e)
+{
+    return l ? (const void *)hmpi_coll_line_data(t, i, l) : hmpi_coll_half(t, i, e)->data;
+}
+
 /* The common small case without detours: a predefined op on a basic type, the vector in
- * the slots. Same order (x1 op x0, then x2 op that, ...) as the general path. */
+ * the meeting line when it fits (coll.h), else in the slots. Same order (x1 op x0, then
+ * x2 op that, ...) as the general path. */
 static int allreduce_small_basic(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf,
                                  int count, size_t bytes, hmpi_coll_kernel_t k)
 {
-    uint64_t e = hmpi_coll_begin(t);
-    hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
-    memcpy(h->data, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
-    hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
-    hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
-    int n = t->n;
-    if (n == 1) {
-        memcpy(recvbuf, h->data, bytes);
+    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    uint64_t l = 0, e = 0;
+    if (bytes <= t->line_cap) {
+        l = hmpi_coll_line_meet(t, in, bytes);
     } else {
-        k(recvbuf, hmpi_coll_half(t, 1, e)->data, hmpi_coll_half(t, 0, e)->data, (size_t)count);
-        for (int i = 2; i < n; i++)
-            k(recvbuf, hmpi_coll_half(t, i, e)->data, recvbuf, (size_t)count);
+        e = hmpi_coll_begin(t);
+        memcpy(hmpi_coll_claim(t, e)->data, in, bytes);
+        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
+        /* No DONE: nobody waits for it, and the next epoch's ARRIVED implies it (coll.h);
+         * one store fewer, and its line is not taken back from the peers spinning on it. */
     }
-    /* No DONE: nobody waits for it, and the next epoch's ARRIVED implies it (coll.h);
-     * one store fewer, and its line is not taken back from the peers spinning on it. */
-    return MPI_SUCCESS;
-}
-
-/* The same in the meeting line (coll.h), for a team that has one. */
-static int allreduce_line(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
-                          size_t bytes, hmpi_coll_kernel_t k)
-{
-    uint64_t l = hmpi_coll_line_meet(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
-    k(recvbuf, hmpi_coll_line_data(t, 1, l), hmpi_coll_line_data(t, 0, l), (size_t)count);
+    if (t->n == 1) {
+        memcpy(recvbuf, small_input(t, 0, l, e), bytes);
+        return MPI_SUCCESS;
+    }
+    k(recvbuf, small_input(t, 1, l, e), small_input(t, 0, l, e), (size_t)count);
     for (int i = 2; i < t->n; i++)
-        k(recvbuf, hmpi_coll_line_data(t, i, l), recvbuf, (size_t)count);
+        k(recvbuf, small_input(t, i, l, e), recvbuf, (size_t)count);
     return MPI_SUCCESS;
 }
 
@@ -374,11 +374,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
     if (s && s->mode == HMPI_COLL_FLAT && count > 0 && sendbuf && recvbuf &&
         recvbuf != MPI_IN_PLACE && (k = hmpi_coll_kernel_size(op, type, &size))) {
         size_t bytes = (size_t)count * (size_t)size;
-        if (bytes <= s->team.line_cap) {
-            HMPI_COLL_COUNT(allreduce, 1);
-            return allreduce_line(&s->team, sendbuf, recvbuf, count, bytes, k);
-        }
-        if (bytes <= s->team.cap) {
+        if (bytes <= s->team.line_cap || bytes <= s->team.cap) {
             HMPI_COLL_COUNT(allreduce, 1);
             return allreduce_small_basic(&s->team, sendbuf, recvbuf, count, bytes, k);
         }
