@@ -8,23 +8,11 @@
 
 #include <stdint.h>
 
-enum { CACHE_SIZE = 128 };
+typedef hmpi_type_entry_t entry_t;
 
-typedef struct {
-    MPI_Datatype handle;
-    int valid;
-    int dense;          /* one element's bytes lie in increasing order, without holes */
-    size_t size;
-    MPI_Aint lb, extent, textent;
-} entry_t;
+entry_t hmpi_type_cache[HMPI_TYPE_CACHE_SIZE];
 
-static entry_t cache[CACHE_SIZE];
-
-static entry_t *slot(MPI_Datatype type)
-{
-    uintptr_t v = (uintptr_t)type;
-    return &cache[(v ^ (v >> 7) ^ (v >> 13)) % CACHE_SIZE];
-}
+static entry_t *slot(MPI_Datatype type) { return hmpi_type_slot(type); }
 
 /* Frees a type that MPI_Type_get_contents returned, unless it is predefined. */
 static void release(MPI_Datatype type)

@@ -60,6 +60,31 @@ int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
     return err;
 }
 
+/* The common case's checks: a real rank (peer), a tag in range (or MPI_ANY_TAG when
+ * any_tag), count >= 0 elements of a committed datatype the cache knows that lie in
+ * one run of bytes, buf not NULL unless count is 0. When they hold every argument is
+ * valid and *t is filled; otherwise nothing is known and the caller runs the full
+ * checks (hmpi_check_send/recv), which report what is wrong. A type seen for the
+ * first time enters the cache here. Not under MPI_THREAD_MULTIPLE (no cache there). */
+static inline int common_args(const hmpi_comm_t *c, const void *buf, int count,
+                              MPI_Datatype type, int peer, int tag, int any_tag, hmpi_type_t *t)
+{
+    if ((unsigned)peer >= (unsigned)c->size || count < 0 || hmpi_p2p_threaded ||
+        !((tag >= 0 && tag <= hmpi_tag_ub) || (any_tag && tag == MPI_ANY_TAG)))
+        return 0;
+    const hmpi_type_entry_t *e = hmpi_type_slot(type);
+    if ((!e->valid || e->handle != type) &&
+        (hmpi_type_get(type, count, t) != MPI_SUCCESS || !e->valid || e->handle != type))
+        return 0;
+    if (!e->dense || (count > 1 && e->extent != (MPI_Aint)e->size) || (!buf && count))
+        return 0;
+    t->size = e->size;
+    t->lb = e->lb;
+    t->extent = e->extent;
+    t->contig = 1;
+    return 1;
+}
+
 void hmpi_status_proc_null(MPI_Status *status)
 {
     if (status != MPI_STATUS_IGNORE)
@@ -145,7 +170,9 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
         return hmpi_check_comm_null(comm, fn) ? MPI_ERR_COMM
                                               : below_send(buf, count, type, dest, tag, comm, mode);
     hmpi_type_t t;
-    int err = hmpi_check_send(c, buf, count, type, dest, tag, &t);
+    int err = common_args(c, buf, count, type, dest, tag, 0, &t)
+                  ? MPI_SUCCESS
+                  : hmpi_check_send(c, buf, count, type, dest, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, fn);
     if (dest == MPI_PROC_NULL)
@@ -155,6 +182,11 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
         count_remote(&t, count);
         return below_send_blocking(buf, count, type, dest, tag, comm, mode);
     }
+    size_t bytes = t.size * (size_t)count;
+    if ((mode == HMPI_MODE_STANDARD || mode == HMPI_MODE_READY) && t.contig &&
+        bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX && !hmpi_p2p_threaded &&
+        hmpi_p2p_send_lane(c, (const char *)buf + t.lb, bytes, l, tag))
+        return MPI_SUCCESS; /* the short way */
     if (mode == HMPI_MODE_BUFFERED && (err = hmpi_bsend_reserve(&t, count)) != MPI_SUCCESS)
         return hmpi_raise_in(comm, err, fn);
     hmpi_req_t r;
@@ -179,7 +211,9 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
                    ? MPI_ERR_COMM
                    : hmpi_below_isend(buf, count, type, dest, tag, comm, mode, request);
     hmpi_type_t t;
-    int err = hmpi_check_send(c, buf, count, type, dest, tag, &t);
+    int err = common_args(c, buf, count, type, dest, tag, 0, &t)
+                  ? MPI_SUCCESS
+                  : hmpi_check_send(c, buf, count, type, dest, tag, &t);
     if (!err && !request)
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     if (err)
@@ -287,7 +321,9 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
                    ? MPI_ERR_COMM
                    : PMPI_Recv(buf, count, type, source, tag, comm, status);
     hmpi_type_t t;
-    int err = hmpi_check_recv(c, buf, count, type, source, tag, &t);
+    int err = common_args(c, buf, count, type, source, tag, 1, &t)
+                  ? MPI_SUCCESS
+                  : hmpi_check_recv(c, buf, count, type, source, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Recv");
     if (source == MPI_PROC_NULL) {
@@ -301,6 +337,10 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         err = PMPI_Irecv(buf, count, type, source, tag, comm, &req);
         return err ? err : hmpi_below_wait(&req, status);
     }
+    if (source != MPI_ANY_SOURCE && c->local_of[source] >= 0 && t.contig && !hmpi_p2p_threaded &&
+        hmpi_p2p_recv_lane(c, (char *)buf + t.lb, t.size * (size_t)count, source,
+                           c->local_of[source], tag, status, &err))
+        return hmpi_raise_in(comm, err, "MPI_Recv"); /* the short way */
     hmpi_req_t r;
     hmpi_req_zero(&r);
     hmpi_req_fill(&r, c, buf, count, type, &t, source, tag, HMPI_MODE_STANDARD);
@@ -327,7 +367,9 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
                    ? MPI_ERR_COMM
                    : PMPI_Irecv(buf, count, type, source, tag, comm, request);
     hmpi_type_t t;
-    int err = hmpi_check_recv(c, buf, count, type, source, tag, &t);
+    int err = common_args(c, buf, count, type, source, tag, 1, &t)
+                  ? MPI_SUCCESS
+                  : hmpi_check_recv(c, buf, count, type, source, tag, &t);
     if (!err && !request)
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     if (err)

@@ -179,18 +179,27 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
         return PMPI_Waitall(count, requests, statuses);
     hmpi_backoff_t b = {0};
     uint64_t since = 0;
-    int left;
-    do {
-        left = 0;
+    /* A complete request stays complete until finished below: each pass goes on from
+     * the first one not yet seen complete, so a pass costs one poll, not count. With
+     * requests of the MPI below in the array, every pass polls each of those (polling
+     * is what moves the MPI below). */
+    int below = 0;
+    for (int i = 0; i < count && !below; i++)
+        below = requests[i] != MPI_REQUEST_NULL && !hmpi_req_is_ours(requests[i]);
+    for (int i = 0;;) {
         hmpi_p2p_lock();
         hmpi_p2p_progress();
-        for (int i = 0; i < count; i++)
-            if (!is_idle(requests[i]) && !poll(requests[i]))
-                left++;
-        if (left)
+        while (i < count && (is_idle(requests[i]) || poll(requests[i])))
+            i++;
+        for (int k = i + 1; below && k < count; k++)
+            if (!hmpi_req_is_ours(requests[k]) && requests[k] != MPI_REQUEST_NULL)
+                poll(requests[k]);
+        if (i < count)
             hmpi_p2p_waiting(&b, &since);
         hmpi_p2p_unlock();
-    } while (left);
+        if (i == count)
+            break;
+    }
     int err = MPI_SUCCESS;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = status_at(statuses, i);

@@ -601,18 +601,13 @@ static hmpi_env_t *lane_claim(int dst)
     return lane_slot(lane, h);
 }
 
-/* A small eager message into lane slot e: no atomic read-modify-write, and the
+/* Publishes lane slot e, its payload written: no atomic read-modify-write, and the
  * receiver reads one line for a short message. */
-static int lane_send(hmpi_req_t *r, hmpi_env_t *e, int dst, const char *p, size_t bytes)
+static void lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, int tag, size_t bytes, int dst)
 {
-    int err;
-    if (bytes && r->t.contig)
-        memcpy(e->u.payload, p, bytes);
-    else if (bytes && (err = pack_into(r, e->u.payload, bytes)) != MPI_SUCCESS)
-        return err; /* the slot stays free */
-    e->ctx = r->comm->ctx;
-    e->src = r->comm->rank;
-    e->tag = r->tag;
+    e->ctx = c->ctx;
+    e->src = c->rank;
+    e->tag = tag;
     e->proto = HMPI_PROTO_IMMEDIATE;
     e->sync = 0;
     e->src_local = (uint16_t)hmpi_node.rank;
@@ -623,6 +618,17 @@ static int lane_send(hmpi_req_t *r, hmpi_env_t *e, int dst, const char *p, size_
     atomic_store_explicit(&e->lseq, ++lane_head[dst], memory_order_release);
     count_proto(HMPI_PROTO_IMMEDIATE, bytes);
     hmpi_stat_add(HMPI_STAT_msgs_lane, 1);
+}
+
+/* A small eager message into lane slot e. */
+static int lane_send(hmpi_req_t *r, hmpi_env_t *e, int dst, const char *p, size_t bytes)
+{
+    int err;
+    if (bytes && r->t.contig)
+        memcpy(e->u.payload, p, bytes);
+    else if (bytes && (err = pack_into(r, e->u.payload, bytes)) != MPI_SUCCESS)
+        return err; /* the slot stays free */
+    lane_publish(e, r->comm, r->tag, bytes, dst);
     hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
     r->complete = 1;
     return MPI_SUCCESS;
@@ -743,9 +749,11 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     return MPI_SUCCESS;
 }
 
+/* Messages not yet taken in are not looked for: taken in later, they meet the posted
+ * receive as if they had arrived after it (which MPI cannot tell apart), and one
+ * sender's messages are still taken in order. */
 int hmpi_p2p_recv_start(hmpi_req_t *r)
 {
-    take_arrivals();
     pattern_of(&r->m, r->comm, r->peer, r->tag);
     arrival_t *a = take_unexpected(&r->m, 1);
     if (a) {
@@ -760,6 +768,68 @@ int hmpi_p2p_recv_start(hmpi_req_t *r)
         hmpi_bridge_pending++;
     }
     return MPI_SUCCESS;
+}
+
+/* MPI_Recv's short way: the message is small and contiguous and comes from local rank
+ * src_local by its lane, and nothing stands in the way of taking it straight from the
+ * slot (no posted receive, no unexpected message, nothing on the queue: then the next
+ * message of src_local is the slot's, or one behind a message of the queue that pseq
+ * names). Spins while the cores are not shared; takes nothing and returns 0 when the
+ * case is any other (the caller goes the general way, which also checks and logs a
+ * corrupted slot), else 1 with *err and the status set. Reads each field of the slot
+ * once, as take_in does. */
+int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, int src_local,
+                       int tag, MPI_Status *status, int *err)
+{
+    if (!lane_k || hmpi_p2p_match.posted_head || hmpi_p2p_match.unexp_head ||
+        hmpi_bridge_pending)
+        return 0;
+    char *lane = lane_in[src_local];
+    hmpi_backoff_t b = {0};
+    for (;;) {
+        hmpi_env_t *e = lane_slot(lane, lane_next[src_local]);
+        if (atomic_load_explicit(&e->lseq, memory_order_acquire) == lane_next[src_local] + 1)
+            break;
+        if (!hmpi_queue_empty(&me->incoming) || hmpi_backoff_yielding(&b))
+            return 0;
+        hmpi_backoff(&b);
+    }
+    hmpi_env_t *e = lane_slot(lane, lane_next[src_local]);
+    uint32_t p = HMPI_READ_ONCE(e->pseq);
+    uint32_t ctx = HMPI_READ_ONCE(e->ctx);
+    int32_t src = HMPI_READ_ONCE(e->src), etag = HMPI_READ_ONCE(e->tag);
+    uint64_t size = HMPI_READ_ONCE(e->size);
+    if (p != pseq_from[src_local] || ctx != c->ctx || src != source ||
+        (tag != MPI_ANY_TAG && etag != tag) || etag < 0 ||
+        HMPI_READ_ONCE(e->proto) != HMPI_PROTO_IMMEDIATE ||
+        HMPI_READ_ONCE(e->src_local) != src_local || size > (uint64_t)hmpi_knobs.IMMEDIATE_MAX ||
+        hmpi_heap_owner(e) != src_local)
+        return 0;
+    lane_next[src_local]++;
+    pseq_from[src_local] = p + 1;
+    size_t len = size <= cap ? size : cap;
+    if (len)
+        memcpy(buf, e->u.payload, len);
+    atomic_store_explicit(&e->state, HMPI_ENV_DONE, memory_order_release);
+    *err = size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    if (status != MPI_STATUS_IGNORE)
+        hmpi_status_set(status, src, etag, *err, len);
+    return 1;
+}
+
+/* MPI_Send's short way: a small contiguous message into the next slot of the lane to
+ * local rank dst_local when that slot is free; 0 (nothing sent) when it is not. */
+int hmpi_p2p_send_lane(const hmpi_comm_t *c, const void *p, size_t bytes, int dst_local, int tag)
+{
+    if (!lane_k)
+        return 0;
+    hmpi_env_t *e = lane_claim(dst_local);
+    if (!e)
+        return 0;
+    if (bytes) /* an empty message may come from a NULL buffer */
+        memcpy(e->u.payload, p, bytes);
+    lane_publish(e, c, tag, bytes, dst_local);
+    return 1;
 }
 
 int hmpi_p2p_cancel(hmpi_req_t *r)

@@ -174,9 +174,31 @@ static inline hmpi_req_t *hmpi_req_of(hmpi_match_recv_t *m)
 /* Handles: HMPI requests live in one reserved table, so an MPI_Request value tells
  * whose it is. With integer handles (MPICH) ours carry a tag MPICH never makes (handle
  * kind "invalid", object 0); with pointer handles (Open MPI) ours point into the table. */
-int hmpi_req_is_ours(MPI_Request h);
-hmpi_req_t *hmpi_req_obj(MPI_Request h);
-MPI_Request hmpi_req_handle(hmpi_req_t *r);
+enum { HMPI_REQ_MAX = 1 << 22 };
+extern hmpi_req_t *hmpi_req_table; /* reserved at init (request.c) */
+#ifdef OPEN_MPI
+static inline int hmpi_req_is_ours(MPI_Request h)
+{
+    return (uintptr_t)h - (uintptr_t)hmpi_req_table < (uintptr_t)HMPI_REQ_MAX * sizeof(hmpi_req_t);
+}
+static inline hmpi_req_t *hmpi_req_obj(MPI_Request h) { return (hmpi_req_t *)(void *)h; }
+static inline MPI_Request hmpi_req_handle(hmpi_req_t *r) { return (MPI_Request)(void *)r; }
+#else
+enum { HMPI_REQ_TAG = 0x01000000u, HMPI_REQ_MASK = 0xff000000u };
+_Static_assert(HMPI_REQ_MAX <= (1 << 24), "request index fits under the tag");
+static inline int hmpi_req_is_ours(MPI_Request h)
+{
+    return ((uint32_t)h & HMPI_REQ_MASK) == HMPI_REQ_TAG && hmpi_req_table;
+}
+static inline hmpi_req_t *hmpi_req_obj(MPI_Request h)
+{
+    return &hmpi_req_table[(uint32_t)h & ~HMPI_REQ_MASK];
+}
+static inline MPI_Request hmpi_req_handle(hmpi_req_t *r)
+{
+    return (MPI_Request)(HMPI_REQ_TAG | (uint32_t)(r - hmpi_req_table));
+}
+#endif
 
 hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind);   /* NULL when the table is full */
 /* Binds a request of the table to c, keeping c's state alive until its release. */
@@ -212,6 +234,14 @@ int hmpi_p2p_check(hmpi_req_t *r); /* hmpi_p2p_test without the engine's progres
 
 /* Waits for r to complete, making progress and yielding when oversubscribed. */
 void hmpi_p2p_wait(hmpi_req_t *r);
+
+/* The short ways of MPI_Send and MPI_Recv (engine lock not taken, so not under
+ * MPI_THREAD_MULTIPLE): a small contiguous message by the lane, when nothing else is in
+ * the way. 0 when they did nothing: then the caller goes the general way. The receive
+ * sets *err and the status (unless MPI_STATUS_IGNORE) when it returns 1. */
+int hmpi_p2p_send_lane(const hmpi_comm_t *c, const void *p, size_t bytes, int dst_local, int tag);
+int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, int src_local,
+                       int tag, MPI_Status *status, int *err);
 
 /* Cancels a receive not yet matched; returns 1 when cancelled. */
 int hmpi_p2p_cancel(hmpi_req_t *r);

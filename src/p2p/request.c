@@ -9,30 +9,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
-enum { REQ_MAX = 1 << 22 };
-
-static hmpi_req_t *table;
+hmpi_req_t *hmpi_req_table;
 static uint32_t top;          /* slots ever handed out */
 static uint32_t free_head;    /* 1 + index of the first free slot, 0: none */
-
-#ifdef OPEN_MPI
-int hmpi_req_is_ours(MPI_Request h)
-{
-    return (uintptr_t)h - (uintptr_t)table < (uintptr_t)REQ_MAX * sizeof(hmpi_req_t);
-}
-hmpi_req_t *hmpi_req_obj(MPI_Request h) { return (hmpi_req_t *)(void *)h; }
-MPI_Request hmpi_req_handle(hmpi_req_t *r) { return (MPI_Request)(void *)r; }
-#else
-#define HANDLE_TAG 0x01000000u
-#define HANDLE_MASK 0xff000000u
-_Static_assert(REQ_MAX <= (1 << 24), "request index fits under the tag");
-int hmpi_req_is_ours(MPI_Request h)
-{
-    return ((uint32_t)h & HANDLE_MASK) == HANDLE_TAG && table;
-}
-hmpi_req_t *hmpi_req_obj(MPI_Request h) { return &table[(uint32_t)h & ~HANDLE_MASK]; }
-MPI_Request hmpi_req_handle(hmpi_req_t *r) { return (MPI_Request)(HANDLE_TAG | (uint32_t)(r - table)); }
-#endif
+#define table hmpi_req_table
+#define REQ_MAX HMPI_REQ_MAX
 
 hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind)
 {

@@ -14,6 +14,7 @@
 #   p2p_threads         MPI_THREAD_MULTIPLE (or FUNNELED) traffic
 #   p2p_large           MPI 4's _c calls against int calls; messages past 2 GiB
 #   p2p_pipe            static send buffers: the pipelined bounce (HMPI_PIPE_CHUNK)
+#   p2p_short           blocking small Send/Recv: what stands in the short way's way
 set(_p2p_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_p2p_ranks 2 4 8)
 set(_p2p_nodes 0 2)
@@ -55,6 +56,7 @@ p2p_test(p2p_mixed_requests TIMEOUT 90)
 p2p_test(p2p_comms          TIMEOUT 90)
 p2p_test(p2p_threads        TIMEOUT 90)
 p2p_test(p2p_pipe           TIMEOUT 60  PLAIN)
+p2p_test(p2p_short          TIMEOUT 60  PLAIN)
 
 # The tests below are registered by add_test itself (counters checked, repeated runs):
 # their environment is what hmpi_mpi_test would give them.
