@@ -66,7 +66,7 @@ if(HMPI_SANITIZE MATCHES "address") # as hmpi_mpi_test: the MPIs leak from unloa
 endif()
 
 # Lanes and the queue keep one order: p2p_ordering sends each phase's streams in one
-# burst of Isends, so the first small messages of a phase fill the lanes (32 slots to
+# burst of Isends, so the first small messages of a phase fill the lanes (64 slots to
 # each of at least two receivers, three phases) and the rest go on by the queue; the
 # counters must show both ways taken (docs/design.md, "Lanes"). Real node only.
 foreach(np 2 4)

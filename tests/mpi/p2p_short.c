@@ -5,7 +5,7 @@
  * Before most cases the receiver sends a "go" and goes straight into its receive, so
  * the messages land while it waits there (no other call of the receiver takes them in
  * first):
- *   flood     more blocking sends than a lane holds (32 slots), once piled up before
+ *   flood     more blocking sends than a lane holds (64 slots by default), once piled up before
  *             the receiver looks, once while it receives: some small messages go by
  *             the queue between lane ones; all received in order, one MPI_Recv each;
  *   tags      the lane's next message is for another tag: a receive for the later tag
