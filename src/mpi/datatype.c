@@ -12,8 +12,6 @@ typedef hmpi_type_entry_t entry_t;
 
 entry_t hmpi_type_cache[HMPI_TYPE_CACHE_SIZE];
 
-static entry_t *slot(MPI_Datatype type) { return hmpi_type_slot(type); }
-
 /* Frees a type that MPI_Type_get_contents returned, unless it is predefined. */
 static void release(MPI_Datatype type)
 {
@@ -96,21 +94,12 @@ static int dense(MPI_Datatype type)
     return ok;
 }
 
-static void type_put(hmpi_type_t *t, const entry_t *e, int count)
-{
-    t->size = e->size;
-    t->lb = e->lb;
-    t->extent = e->extent;
-    t->contig = e->dense && (count <= 1 || e->extent == (MPI_Aint)e->size);
-}
-
-/* hmpi_type_get for a type not in the cache (or any type, under THREAD_MULTIPLE): out
- * of line, so that the cached case is a leaf without a stack frame. */
-static __attribute__((noinline)) int type_learn(MPI_Datatype type, int count, hmpi_type_t *t)
+/* Out of line, so that the cached case (datatype.h) stays a few inline loads. */
+int hmpi_type_learn(MPI_Datatype type, int count, hmpi_type_t *t)
 {
     if (type == MPI_DATATYPE_NULL)
         return hmpi_err_what(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
-    entry_t fresh, *e = hmpi_p2p_threaded ? &fresh : slot(type); /* no cache across threads */
+    entry_t fresh, *e = hmpi_p2p_threaded ? &fresh : hmpi_type_slot(type); /* no cache across threads */
     /* Only committed types enter the cache, and a free drops them from it. */
     int err = hmpi_check_type(type, "datatype");
     if (err)
@@ -123,17 +112,7 @@ static __attribute__((noinline)) int type_learn(MPI_Datatype type, int count, hm
         return MPI_ERR_TYPE;
     int d = (MPI_Aint)size == textent && dense(type);
     *e = (entry_t){type, 1, d, (size_t)size, tlb, extent, textent};
-    type_put(t, e, count);
-    return MPI_SUCCESS;
-}
-
-int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
-{
-    const entry_t *e = slot(type);
-    if (__builtin_expect(hmpi_p2p_threaded || !e->valid || e->handle != type ||
-                             type == MPI_DATATYPE_NULL, 0))
-        return type_learn(type, count, t);
-    type_put(t, e, count);
+    hmpi_type_fill(t, e, count);
     return MPI_SUCCESS;
 }
 
@@ -141,7 +120,7 @@ int MPI_Type_free(MPI_Datatype *type)
 {
     HMPI_ENTER("MPI_Type_free");
     if (type && !hmpi_p2p_threaded) {
-        entry_t *e = slot(*type);
+        entry_t *e = hmpi_type_slot(*type);
         if (e->handle == *type)
             e->valid = 0;
     }

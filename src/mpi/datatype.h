@@ -15,11 +15,8 @@ typedef struct {
     int contig;      /* count elements are size*count bytes at buf + lb */
 } hmpi_type_t;
 
-/* Fills *t for count elements of type. Returns MPI_SUCCESS or MPI_ERR_TYPE. */
-int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t);
-
-/* The cache behind hmpi_type_get (datatype.c), one entry per handle, committed types
- * only; read directly by the short ways of MPI_Send and MPI_Recv (pt2pt.c). */
+/* The cache behind hmpi_type_get, one entry per handle, committed types only (a free
+ * drops the entry: the MPI below may hand the same handle to the next new type). */
 typedef struct {
     MPI_Datatype handle;
     int valid;
@@ -30,11 +27,34 @@ typedef struct {
 
 enum { HMPI_TYPE_CACHE_SIZE = 128 };
 extern hmpi_type_entry_t hmpi_type_cache[HMPI_TYPE_CACHE_SIZE];
+extern int hmpi_p2p_threaded; /* no cache under MPI_THREAD_MULTIPLE (p2p.h) */
 
 static inline hmpi_type_entry_t *hmpi_type_slot(MPI_Datatype type)
 {
     uintptr_t v = (uintptr_t)type;
     return &hmpi_type_cache[(v ^ (v >> 7) ^ (v >> 13)) % HMPI_TYPE_CACHE_SIZE];
+}
+
+static inline void hmpi_type_fill(hmpi_type_t *t, const hmpi_type_entry_t *e, int count)
+{
+    t->size = e->size;
+    t->lb = e->lb;
+    t->extent = e->extent;
+    t->contig = e->dense && (count <= 1 || e->extent == (MPI_Aint)e->size);
+}
+
+/* hmpi_type_get for a type not in the cache, or any type under MPI_THREAD_MULTIPLE. */
+int hmpi_type_learn(MPI_Datatype type, int count, hmpi_type_t *t);
+
+/* Fills *t for count elements of type. Returns MPI_SUCCESS or MPI_ERR_TYPE. */
+static inline int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
+{
+    const hmpi_type_entry_t *e = hmpi_type_slot(type);
+    if (__builtin_expect(hmpi_p2p_threaded || !e->valid || e->handle != type ||
+                             type == MPI_DATATYPE_NULL, 0))
+        return hmpi_type_learn(type, count, t);
+    hmpi_type_fill(t, e, count);
+    return MPI_SUCCESS;
 }
 
 #endif

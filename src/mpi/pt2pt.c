@@ -61,28 +61,16 @@ int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
 }
 
 /* The common case's checks: a real rank (peer), a tag in range (or MPI_ANY_TAG when
- * any_tag), count >= 0 elements of a committed datatype the cache knows that lie in
- * one run of bytes, buf not NULL unless count is 0. When they hold every argument is
- * valid and *t is filled; otherwise nothing is known and the caller runs the full
- * checks (hmpi_check_send/recv), which report what is wrong. A type seen for the
- * first time enters the cache here. Not under MPI_THREAD_MULTIPLE (no cache there). */
+ * any_tag), count >= 0 elements of a committed datatype that lie in one run of bytes,
+ * buf not NULL unless count is 0. When they hold every argument is valid and *t is
+ * filled; otherwise the caller runs the full checks (hmpi_check_send/recv), which
+ * report what is wrong. */
 static inline int common_args(const hmpi_comm_t *c, const void *buf, int count,
                               MPI_Datatype type, int peer, int tag, int any_tag, hmpi_type_t *t)
 {
-    if ((unsigned)peer >= (unsigned)c->size || count < 0 || hmpi_p2p_threaded ||
-        !((tag >= 0 && tag <= hmpi_tag_ub) || (any_tag && tag == MPI_ANY_TAG)))
-        return 0;
-    const hmpi_type_entry_t *e = hmpi_type_slot(type);
-    if ((!e->valid || e->handle != type) &&
-        (hmpi_type_get(type, count, t) != MPI_SUCCESS || !e->valid || e->handle != type))
-        return 0;
-    if (!e->dense || (count > 1 && e->extent != (MPI_Aint)e->size) || (!buf && count))
-        return 0;
-    t->size = e->size;
-    t->lb = e->lb;
-    t->extent = e->extent;
-    t->contig = 1;
-    return 1;
+    return (unsigned)peer < (unsigned)c->size && count >= 0 &&
+           ((tag >= 0 && tag <= hmpi_tag_ub) || (any_tag && tag == MPI_ANY_TAG)) &&
+           hmpi_type_get(type, count, t) == MPI_SUCCESS && t->contig && (buf || !count);
 }
 
 void hmpi_status_proc_null(MPI_Status *status)

@@ -12,22 +12,20 @@
 hmpi_req_t *hmpi_req_table;
 static uint32_t top;          /* slots ever handed out */
 static uint32_t free_head;    /* 1 + index of the first free slot, 0: none */
-#define table hmpi_req_table
-#define REQ_MAX HMPI_REQ_MAX
 
 hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind)
 {
     uint32_t i;
     if (free_head) {
         i = free_head - 1;
-        free_head = table[i].free_next;
-    } else if (top < REQ_MAX) {
+        free_head = hmpi_req_table[i].free_next;
+    } else if (top < HMPI_REQ_MAX) {
         i = top++;
     } else {
-        hmpi_log_error("more than %d HMPI requests outstanding", REQ_MAX);
+        hmpi_log_error("more than %d HMPI requests outstanding", HMPI_REQ_MAX);
         return NULL;
     }
-    hmpi_req_t *r = &table[i];
+    hmpi_req_t *r = &hmpi_req_table[i];
     hmpi_req_zero(r);
     r->kind = (uint8_t)kind;
     return r;
@@ -44,7 +42,7 @@ void hmpi_req_bind(hmpi_req_t *r, hmpi_comm_t *c)
 
 void hmpi_req_release(hmpi_req_t *r)
 {
-    uint32_t i = (uint32_t)(r - table);
+    uint32_t i = (uint32_t)(r - hmpi_req_table);
     if (r->holds_comm)
         hmpi_comm_unref(r->comm);
     r->holds_comm = 0;
@@ -75,14 +73,14 @@ MPI_Request hmpi_req_done(int proc_null)
 
 int hmpi_req_table_init(void)
 {
-    if (table)
+    if (hmpi_req_table)
         return 0;
-    void *p = mmap(NULL, (size_t)REQ_MAX * sizeof(hmpi_req_t), PROT_READ | PROT_WRITE,
+    void *p = mmap(NULL, (size_t)HMPI_REQ_MAX * sizeof(hmpi_req_t), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
         hmpi_log_error("cannot reserve the request table");
         return -1;
     }
-    table = p;
+    hmpi_req_table = p;
     return 0;
 }
