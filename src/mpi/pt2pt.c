@@ -37,9 +37,23 @@ static int check_tag(int tag, int any_ok)
                          hmpi_tag_ub, any_ok ? " and is not MPI_ANY_TAG" : "");
 }
 
+/* The common case's checks: a real rank (peer), a tag in range (or MPI_ANY_TAG when
+ * any_tag), count >= 0 elements of a committed datatype that lie in one run of bytes,
+ * buf not NULL unless count is 0. When they hold every argument is valid and *t is
+ * filled; otherwise the full checks below run and report what is wrong. */
+static inline int common_args(const hmpi_comm_t *c, const void *buf, int count,
+                              MPI_Datatype type, int peer, int tag, int any_tag, hmpi_type_t *t)
+{
+    return (unsigned)peer < (unsigned)c->size && count >= 0 &&
+           ((tag >= 0 && tag <= hmpi_tag_ub) || (any_tag && tag == MPI_ANY_TAG)) &&
+           hmpi_type_get(type, count, t) == MPI_SUCCESS && t->contig && (buf || !count);
+}
+
 int hmpi_check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int dest,
                     int tag, hmpi_type_t *t)
 {
+    if (common_args(c, buf, count, type, dest, tag, 0, t))
+        return MPI_SUCCESS;
     int err = check_data(buf, count, type, t);
     if (!err)
         err = check_tag(tag, 0);
@@ -51,6 +65,8 @@ int hmpi_check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
 int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int source,
                     int tag, hmpi_type_t *t)
 {
+    if (common_args(c, buf, count, type, source, tag, 1, t))
+        return MPI_SUCCESS;
     int err = check_data(buf, count, type, t);
     if (!err)
         err = check_tag(tag, 1);
@@ -58,19 +74,6 @@ int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
         err = hmpi_check_rank(MPI_ERR_RANK, source, c->size, MPI_PROC_NULL, MPI_ANY_SOURCE,
                               "source");
     return err;
-}
-
-/* The common case's checks: a real rank (peer), a tag in range (or MPI_ANY_TAG when
- * any_tag), count >= 0 elements of a committed datatype that lie in one run of bytes,
- * buf not NULL unless count is 0. When they hold every argument is valid and *t is
- * filled; otherwise the caller runs the full checks (hmpi_check_send/recv), which
- * report what is wrong. */
-static inline int common_args(const hmpi_comm_t *c, const void *buf, int count,
-                              MPI_Datatype type, int peer, int tag, int any_tag, hmpi_type_t *t)
-{
-    return (unsigned)peer < (unsigned)c->size && count >= 0 &&
-           ((tag >= 0 && tag <= hmpi_tag_ub) || (any_tag && tag == MPI_ANY_TAG)) &&
-           hmpi_type_get(type, count, t) == MPI_SUCCESS && t->contig && (buf || !count);
 }
 
 void hmpi_status_proc_null(MPI_Status *status)
@@ -158,9 +161,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
         return hmpi_check_comm_null(comm, fn) ? MPI_ERR_COMM
                                               : below_send(buf, count, type, dest, tag, comm, mode);
     hmpi_type_t t;
-    int err = common_args(c, buf, count, type, dest, tag, 0, &t)
-                  ? MPI_SUCCESS
-                  : hmpi_check_send(c, buf, count, type, dest, tag, &t);
+    int err = hmpi_check_send(c, buf, count, type, dest, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, fn);
     if (dest == MPI_PROC_NULL)
@@ -199,9 +200,7 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
                    ? MPI_ERR_COMM
                    : hmpi_below_isend(buf, count, type, dest, tag, comm, mode, request);
     hmpi_type_t t;
-    int err = common_args(c, buf, count, type, dest, tag, 0, &t)
-                  ? MPI_SUCCESS
-                  : hmpi_check_send(c, buf, count, type, dest, tag, &t);
+    int err = hmpi_check_send(c, buf, count, type, dest, tag, &t);
     if (!err && !request)
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     if (err)
@@ -309,9 +308,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
                    ? MPI_ERR_COMM
                    : PMPI_Recv(buf, count, type, source, tag, comm, status);
     hmpi_type_t t;
-    int err = common_args(c, buf, count, type, source, tag, 1, &t)
-                  ? MPI_SUCCESS
-                  : hmpi_check_recv(c, buf, count, type, source, tag, &t);
+    int err = hmpi_check_recv(c, buf, count, type, source, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Recv");
     if (source == MPI_PROC_NULL) {
@@ -355,9 +352,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
                    ? MPI_ERR_COMM
                    : PMPI_Irecv(buf, count, type, source, tag, comm, request);
     hmpi_type_t t;
-    int err = common_args(c, buf, count, type, source, tag, 1, &t)
-                  ? MPI_SUCCESS
-                  : hmpi_check_recv(c, buf, count, type, source, tag, &t);
+    int err = hmpi_check_recv(c, buf, count, type, source, tag, &t);
     if (!err && !request)
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     if (err)
