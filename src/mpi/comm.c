@@ -15,7 +15,7 @@
 enum { NBUCKETS = 256 };
 
 static hmpi_comm_t *buckets[NBUCKETS];
-static hmpi_comm_t *world; /* the common case, looked up first */
+hmpi_comm_t *hmpi_comm_world;
 static uint32_t next_ctx = 2;
 
 static unsigned bucket_of(MPI_Comm c)
@@ -26,10 +26,8 @@ static unsigned bucket_of(MPI_Comm c)
     return (unsigned)(v >> 56) % NBUCKETS;
 }
 
-hmpi_comm_t *hmpi_comm_get(MPI_Comm c)
+hmpi_comm_t *hmpi_comm_find(MPI_Comm c)
 {
-    if (c == MPI_COMM_WORLD)
-        return world;
     for (hmpi_comm_t *s = buckets[bucket_of(c)]; s; s = s->next)
         if (s->handle == c)
             return s;
@@ -132,11 +130,6 @@ void hmpi_comm_forget(MPI_Comm c)
     }
 }
 
-void hmpi_comm_ref(hmpi_comm_t *s)
-{
-    s->refs++;
-}
-
 void hmpi_comm_unref(hmpi_comm_t *s)
 {
     if (--s->refs == 0)
@@ -145,9 +138,9 @@ void hmpi_comm_unref(hmpi_comm_t *s)
 
 int hmpi_comm_init(void)
 {
-    world = make_state(MPI_COMM_WORLD, 0);
+    hmpi_comm_world = make_state(MPI_COMM_WORLD, 0);
     hmpi_comm_t *self = make_state(MPI_COMM_SELF, 1);
-    if (!world || !self)
+    if (!hmpi_comm_world || !self)
         return -1;
     insert(self);
     return 0;
@@ -162,9 +155,9 @@ void hmpi_comm_finalize(void)
             destroy(s);
         }
     }
-    if (world)
-        destroy(world);
-    world = NULL;
+    if (hmpi_comm_world)
+        destroy(hmpi_comm_world);
+    hmpi_comm_world = NULL;
 }
 
 /* ---- constructors and destructors ------------------------------------------------ */

@@ -22,8 +22,14 @@ typedef struct hmpi_comm_s {
     struct hmpi_comm_s *next; /* hash chain */
 } hmpi_comm_t;
 
-/* The state of c, or NULL when c is not accelerated (or HMPI is off). */
-hmpi_comm_t *hmpi_comm_get(MPI_Comm c);
+/* The state of c, or NULL when c is not accelerated (or HMPI is off); MPI_COMM_WORLD's
+ * is read inline, any other is looked up. */
+extern hmpi_comm_t *hmpi_comm_world;
+hmpi_comm_t *hmpi_comm_find(MPI_Comm c);
+static inline hmpi_comm_t *hmpi_comm_get(MPI_Comm c)
+{
+    return c == MPI_COMM_WORLD ? hmpi_comm_world : hmpi_comm_find(c);
+}
 
 /* Makes state for the new intracommunicator c (collective over c). Returns 0 or -1. */
 int hmpi_comm_register(MPI_Comm c);
@@ -31,7 +37,7 @@ int hmpi_comm_register(MPI_Comm c);
 /* Forgets c (before the MPI below frees it); its state lives on while requests
  * still refer to it. */
 void hmpi_comm_forget(MPI_Comm c);
-void hmpi_comm_ref(hmpi_comm_t *s);
+static inline void hmpi_comm_ref(hmpi_comm_t *s) { s->refs++; }
 void hmpi_comm_unref(hmpi_comm_t *s);
 
 int hmpi_comm_init(void);

@@ -111,7 +111,7 @@ int hmpi_type_learn(MPI_Datatype type, int count, hmpi_type_t *t)
         PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
         return MPI_ERR_TYPE;
     int d = (MPI_Aint)size == textent && dense(type);
-    *e = (entry_t){type, 1, d, (size_t)size, tlb, extent, textent};
+    *e = (entry_t){type, 1, d, d && extent == (MPI_Aint)size, (size_t)size, tlb, extent, textent};
     hmpi_type_fill(t, e, count);
     return MPI_SUCCESS;
 }

@@ -16,18 +16,19 @@ typedef struct {
 } hmpi_type_t;
 
 /* The cache behind hmpi_type_get, one entry per handle, committed types only (a free
- * drops the entry: the MPI below may hand the same handle to the next new type). */
+ * drops the entry: the MPI below may hand the same handle to the next new type). Not
+ * filled under MPI_THREAD_MULTIPLE, so a hit needs no other test. */
 typedef struct {
     MPI_Datatype handle;
     int valid;
     int dense;          /* one element's bytes lie in increasing order, without holes */
+    int packed;         /* dense, and consecutive elements touch (extent == size) */
     size_t size;
     MPI_Aint lb, extent, textent;
 } hmpi_type_entry_t;
 
 enum { HMPI_TYPE_CACHE_SIZE = 128 };
 extern hmpi_type_entry_t hmpi_type_cache[HMPI_TYPE_CACHE_SIZE];
-extern int hmpi_p2p_threaded; /* no cache under MPI_THREAD_MULTIPLE (p2p.h) */
 
 static inline hmpi_type_entry_t *hmpi_type_slot(MPI_Datatype type)
 {
@@ -40,18 +41,17 @@ static inline void hmpi_type_fill(hmpi_type_t *t, const hmpi_type_entry_t *e, in
     t->size = e->size;
     t->lb = e->lb;
     t->extent = e->extent;
-    t->contig = e->dense && (count <= 1 || e->extent == (MPI_Aint)e->size);
+    t->contig = count <= 1 ? e->dense : e->packed;
 }
 
-/* hmpi_type_get for a type not in the cache, or any type under MPI_THREAD_MULTIPLE. */
+/* hmpi_type_get for a type not in the cache (any type under MPI_THREAD_MULTIPLE). */
 int hmpi_type_learn(MPI_Datatype type, int count, hmpi_type_t *t);
 
 /* Fills *t for count elements of type. Returns MPI_SUCCESS or MPI_ERR_TYPE. */
 static inline int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
 {
     const hmpi_type_entry_t *e = hmpi_type_slot(type);
-    if (__builtin_expect(hmpi_p2p_threaded || !e->valid || e->handle != type ||
-                             type == MPI_DATATYPE_NULL, 0))
+    if (__builtin_expect(e->handle != type || !e->valid, 0)) /* never MPI_DATATYPE_NULL */
         return hmpi_type_learn(type, count, t);
     hmpi_type_fill(t, e, count);
     return MPI_SUCCESS;

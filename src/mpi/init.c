@@ -9,10 +9,12 @@
 #include "../node/node.h"
 #include "../p2p/p2p.h"
 #include "comm.h"
+#include "datatype.h"
 #include "errors.h"
 #include "pt2pt.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Parts that may be absent from a build define these; each returns 0 or -1 (logged). */
 int hmpi_coll_init(void) __attribute__((weak));
@@ -34,6 +36,8 @@ static int start_parts(int provided)
     if (flag)
         hmpi_tag_ub = *ub;
     hmpi_p2p_threaded = provided == MPI_THREAD_MULTIPLE;
+    if (hmpi_p2p_threaded) /* no type cache across threads: what the parts' start put there goes */
+        memset(hmpi_type_cache, 0, sizeof hmpi_type_cache);
     return 0;
 }
 

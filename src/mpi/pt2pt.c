@@ -76,23 +76,27 @@ int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
     return err;
 }
 
+/* The checks of the entry points below: the common case inline, the rest out of line. */
+static inline int check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type,
+                             int dest, int tag, hmpi_type_t *t)
+{
+    return common_args(c, buf, count, type, dest, tag, 0, t)
+               ? MPI_SUCCESS
+               : hmpi_check_send(c, buf, count, type, dest, tag, t);
+}
+
+static inline int check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type,
+                             int source, int tag, hmpi_type_t *t)
+{
+    return common_args(c, buf, count, type, source, tag, 1, t)
+               ? MPI_SUCCESS
+               : hmpi_check_recv(c, buf, count, type, source, tag, t);
+}
+
 void hmpi_status_proc_null(MPI_Status *status)
 {
     if (status != MPI_STATUS_IGNORE)
         hmpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
-}
-
-void hmpi_req_fill(hmpi_req_t *r, hmpi_comm_t *c, const void *buf, int count,
-                   MPI_Datatype type, const hmpi_type_t *t, int peer, int tag, int mode)
-{
-    r->comm = c;
-    r->buf = (void *)buf;
-    r->count = count;
-    r->type = type;
-    r->t = *t;
-    r->peer = peer;
-    r->tag = tag;
-    r->mode = (uint8_t)mode;
 }
 
 /* The MPI below's send of each mode, blocking and not. */
@@ -161,7 +165,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
         return hmpi_check_comm_null(comm, fn) ? MPI_ERR_COMM
                                               : below_send(buf, count, type, dest, tag, comm, mode);
     hmpi_type_t t;
-    int err = hmpi_check_send(c, buf, count, type, dest, tag, &t);
+    int err = check_send(c, buf, count, type, dest, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, fn);
     if (dest == MPI_PROC_NULL)
@@ -171,11 +175,6 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
         count_remote(&t, count);
         return below_send_blocking(buf, count, type, dest, tag, comm, mode);
     }
-    size_t bytes = t.size * (size_t)count;
-    if ((mode == HMPI_MODE_STANDARD || mode == HMPI_MODE_READY) && t.contig &&
-        bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX && !hmpi_p2p_threaded &&
-        hmpi_p2p_send_lane(c, (const char *)buf + t.lb, bytes, l, tag))
-        return MPI_SUCCESS; /* the short way */
     if (mode == HMPI_MODE_BUFFERED && (err = hmpi_bsend_reserve(&t, count)) != MPI_SUCCESS)
         return hmpi_raise_in(comm, err, fn);
     hmpi_req_t r;
@@ -200,7 +199,7 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
                    ? MPI_ERR_COMM
                    : hmpi_below_isend(buf, count, type, dest, tag, comm, mode, request);
     hmpi_type_t t;
-    int err = hmpi_check_send(c, buf, count, type, dest, tag, &t);
+    int err = check_send(c, buf, count, type, dest, tag, &t);
     if (!err && !request)
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     if (err)
@@ -234,8 +233,27 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
     return hmpi_raise_in(comm, err, fn);
 }
 
+/* MPI_Send's and MPI_Rsend's short way, tried first: valid arguments of the common
+ * case, a small contiguous message to a local peer, a free slot in the lane to it.
+ * Returns 1 when the message is sent; 0 when the general way must run (nothing done). */
+static inline int send_short(MPI_Comm comm, const void *buf, int count, MPI_Datatype type,
+                             int dest, int tag)
+{
+    hmpi_comm_t *c = hmpi_comm_get(comm);
+    hmpi_type_t t;
+    if (!c || !common_args(c, buf, count, type, dest, tag, 0, &t))
+        return 0;
+    int l = c->local_of[dest];
+    size_t bytes = t.size * (size_t)count;
+    return l >= 0 && bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX && !hmpi_p2p_threaded &&
+           hmpi_p2p_send_lane(c, (const char *)buf + t.lb, bytes, l, tag);
+}
+
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+    HMPI_ENTER("MPI_Send");
+    if (send_short(comm, buf, count, type, dest, tag))
+        return MPI_SUCCESS;
     return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_STANDARD, "MPI_Send");
 }
 HMPI_PMPI(Send)
@@ -248,6 +266,9 @@ HMPI_PMPI(Ssend)
 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+    HMPI_ENTER("MPI_Rsend");
+    if (send_short(comm, buf, count, type, dest, tag))
+        return MPI_SUCCESS;
     return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_READY, "MPI_Rsend");
 }
 HMPI_PMPI(Rsend)
@@ -258,9 +279,22 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 }
 HMPI_PMPI(Bsend)
 
+/* MPI_Isend's and MPI_Irsend's short way: send_short, and the request is hmpi_req_sent. */
+static inline int isend_short(MPI_Comm comm, const void *buf, int count, MPI_Datatype type,
+                              int dest, int tag, MPI_Request *request)
+{
+    if (!request || !send_short(comm, buf, count, type, dest, tag))
+        return 0;
+    *request = hmpi_req_handle(hmpi_req_sent);
+    return 1;
+}
+
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Isend");
+    if (isend_short(comm, buf, count, type, dest, tag, request))
+        return MPI_SUCCESS;
     return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_STANDARD, request,
                             "MPI_Isend");
 }
@@ -277,6 +311,9 @@ HMPI_PMPI(Issend)
 int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
 {
+    HMPI_ENTER("MPI_Irsend");
+    if (isend_short(comm, buf, count, type, dest, tag, request))
+        return MPI_SUCCESS;
     return send_nonblocking(buf, count, type, dest, tag, comm, HMPI_MODE_READY, request,
                             "MPI_Irsend");
 }
@@ -303,12 +340,20 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 {
     HMPI_ENTER("MPI_Recv");
     hmpi_comm_t *c = hmpi_comm_get(comm);
+    hmpi_type_t t;
+    int err, l;
+    /* The short way, tried first: valid arguments of the common case, a named local
+     * source, and its message next in its lane (hmpi_p2p_recv_lane). */
+    if (c && common_args(c, buf, count, type, source, tag, 1, &t) &&
+        (l = c->local_of[source]) >= 0 && !hmpi_p2p_threaded &&
+        hmpi_p2p_recv_lane(c, (char *)buf + t.lb, t.size * (size_t)count, source, l, tag, status,
+                           &err))
+        return hmpi_raise_in(comm, err, "MPI_Recv");
     if (!c)
         return hmpi_check_comm_null(comm, "MPI_Recv")
                    ? MPI_ERR_COMM
                    : PMPI_Recv(buf, count, type, source, tag, comm, status);
-    hmpi_type_t t;
-    int err = hmpi_check_recv(c, buf, count, type, source, tag, &t);
+    err = check_recv(c, buf, count, type, source, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Recv");
     if (source == MPI_PROC_NULL) {
@@ -322,10 +367,6 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         err = PMPI_Irecv(buf, count, type, source, tag, comm, &req);
         return err ? err : hmpi_below_wait(&req, status);
     }
-    if (source != MPI_ANY_SOURCE && c->local_of[source] >= 0 && t.contig && !hmpi_p2p_threaded &&
-        hmpi_p2p_recv_lane(c, (char *)buf + t.lb, t.size * (size_t)count, source,
-                           c->local_of[source], tag, status, &err))
-        return hmpi_raise_in(comm, err, "MPI_Recv"); /* the short way */
     hmpi_req_t r;
     hmpi_req_zero(&r);
     hmpi_req_fill(&r, c, buf, count, type, &t, source, tag, HMPI_MODE_STANDARD);
@@ -352,7 +393,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
                    ? MPI_ERR_COMM
                    : PMPI_Irecv(buf, count, type, source, tag, comm, request);
     hmpi_type_t t;
-    int err = hmpi_check_recv(c, buf, count, type, source, tag, &t);
+    int err = check_recv(c, buf, count, type, source, tag, &t);
     if (!err && !request)
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     if (err)
@@ -394,9 +435,9 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status);
     hmpi_type_t ts, tr;
-    int err = hmpi_check_send(c, sendbuf, sendcount, sendtype, dest, sendtag, &ts);
+    int err = check_send(c, sendbuf, sendcount, sendtype, dest, sendtag, &ts);
     if (!err)
-        err = hmpi_check_recv(c, recvbuf, recvcount, recvtype, source, recvtag, &tr);
+        err = check_recv(c, recvbuf, recvcount, recvtype, source, recvtag, &tr);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Sendrecv");
     MPI_Request rreq;
@@ -420,9 +461,9 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
         return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
                                      status);
     hmpi_type_t t;
-    int err = hmpi_check_send(c, buf, count, type, dest, sendtag, &t);
+    int err = check_send(c, buf, count, type, dest, sendtag, &t);
     if (!err)
-        err = hmpi_check_recv(c, buf, count, type, source, recvtag, &t);
+        err = check_recv(c, buf, count, type, source, recvtag, &t);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Sendrecv_replace");
     /* The send reads a packed copy, so the receive may overwrite buf. */
@@ -452,7 +493,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     if (!c || (source >= 0 && source < c->size && c->local_of[source] < 0))
         return PMPI_Probe(source, tag, comm, status);
     hmpi_type_t t;
-    int err = hmpi_check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
+    int err = check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Probe");
     if (source == MPI_PROC_NULL) {
@@ -481,7 +522,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     if (!c || (source >= 0 && source < c->size && c->local_of[source] < 0))
         return PMPI_Iprobe(source, tag, comm, flag, status);
     hmpi_type_t t;
-    int err = hmpi_check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
+    int err = check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Iprobe");
     if (source == MPI_PROC_NULL) {

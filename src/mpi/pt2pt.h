@@ -17,8 +17,19 @@ int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
                     int tag, hmpi_type_t *t);
 
 void hmpi_status_proc_null(MPI_Status *status);
-void hmpi_req_fill(hmpi_req_t *r, hmpi_comm_t *c, const void *buf, int count,
-                   MPI_Datatype type, const hmpi_type_t *t, int peer, int tag, int mode);
+static inline void hmpi_req_fill(hmpi_req_t *r, hmpi_comm_t *c, const void *buf, int count,
+                                 MPI_Datatype type, const hmpi_type_t *t, int peer, int tag,
+                                 int mode)
+{
+    r->comm = c;
+    r->buf = (void *)buf;
+    r->count = count;
+    r->type = type;
+    r->t = *t;
+    r->peer = peer;
+    r->tag = tag;
+    r->mode = (uint8_t)mode;
+}
 int hmpi_below_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                      MPI_Comm comm, int mode, MPI_Request *req);
 int hmpi_recv_start(hmpi_req_t *r);

@@ -176,6 +176,11 @@ static inline hmpi_req_t *hmpi_req_of(hmpi_match_recv_t *m)
  * kind "invalid", object 0); with pointer handles (Open MPI) ours point into the table. */
 enum { HMPI_REQ_MAX = 1 << 22 };
 extern hmpi_req_t *hmpi_req_table; /* reserved at init (request.c) */
+/* The request of every send that completed as it started (a short message in a lane):
+ * one complete send request, read only, that release leaves alone, as MPICH returns one
+ * "lightweight" request for all its operations complete at once. MPI promises no
+ * distinct handles; waits and tests give it back as MPI_REQUEST_NULL. */
+extern hmpi_req_t *hmpi_req_sent;
 #ifdef OPEN_MPI
 static inline int hmpi_req_is_ours(MPI_Request h)
 {
@@ -202,7 +207,14 @@ static inline MPI_Request hmpi_req_handle(hmpi_req_t *r)
 
 hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind);   /* NULL when the table is full */
 /* Binds a request of the table to c, keeping c's state alive until its release. */
-void hmpi_req_bind(hmpi_req_t *r, hmpi_comm_t *c);
+static inline void hmpi_req_bind(hmpi_req_t *r, hmpi_comm_t *c)
+{
+    if (r->holds_comm)
+        hmpi_comm_unref(r->comm);
+    hmpi_comm_ref(c);
+    r->comm = c;
+    r->holds_comm = 1;
+}
 void hmpi_req_release(hmpi_req_t *r);
 /* A request that is already complete with an empty status. */
 MPI_Request hmpi_req_new_done(void);

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 hmpi_req_t *hmpi_req_table;
+hmpi_req_t *hmpi_req_sent;
 static uint32_t top;          /* slots ever handed out */
 static uint32_t free_head;    /* 1 + index of the first free slot, 0: none */
 
@@ -31,17 +32,10 @@ hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind)
     return r;
 }
 
-void hmpi_req_bind(hmpi_req_t *r, hmpi_comm_t *c)
-{
-    if (r->holds_comm)
-        hmpi_comm_unref(r->comm);
-    hmpi_comm_ref(c);
-    r->comm = c;
-    r->holds_comm = 1;
-}
-
 void hmpi_req_release(hmpi_req_t *r)
 {
+    if (r == hmpi_req_sent)
+        return; /* shared by every send it stands for, never freed */
     uint32_t i = (uint32_t)(r - hmpi_req_table);
     if (r->holds_comm)
         hmpi_comm_unref(r->comm);
@@ -82,5 +76,11 @@ int hmpi_req_table_init(void)
         return -1;
     }
     hmpi_req_table = p;
+    top = 1; /* slot 0 is hmpi_req_sent */
+    hmpi_req_sent = &hmpi_req_table[0];
+    hmpi_req_zero(hmpi_req_sent);
+    hmpi_req_sent->kind = HMPI_REQ_SEND;
+    hmpi_req_sent->complete = 1;
+    hmpi_status_set(&hmpi_req_sent->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
     return 0;
 }
