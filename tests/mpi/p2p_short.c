@@ -16,12 +16,18 @@
  *   truncate  a 16-byte message into 8 bytes: MPI_ERR_TRUNCATE, 8 bytes landed, the
  *             bytes after the buffer untouched;
  *   empty     zero elements from and into NULL;
- *   types     a contiguous derived type, and a resized type whose extent is its size.
+ *   types     a contiguous derived type, and a resized type whose extent is its size;
+ *   isend     small MPI_Isend/MPI_Irsend (HMPI completes them as they start and hands
+ *             out one shared complete request) in one array with receive requests,
+ *             finished by Waitall, Testall, Waitany, Waitsome, Wait and Request_free,
+ *             round after round: every message arrives, every handle ends null, and
+ *             the receive requests (fresh ones each round) keep their own statuses.
  * Ranks pair up (0,1), (2,3), ...; an odd last rank only joins the barriers. Standard
  * MPI: passes on any correct MPI. */
 #include "p2p_common.h"
 
-enum { FLOOD = 300, TAG_GO = 99, TAG_FLOOD = 1, TAG_A = 2, TAG_B = 3, TAG_POSTED = 4, TAG_ONE = 5 };
+enum { FLOOD = 300, TAG_GO = 99, TAG_FLOOD = 1, TAG_A = 2, TAG_B = 3, TAG_POSTED = 4, TAG_ONE = 5,
+       TAG_ISEND = 6 };
 
 /* The receiver's "go": it enters its next receive right after sending this. */
 static void go(int peer, int sender)
@@ -182,6 +188,95 @@ static void types(int me, int peer, int sender)
     MPI_Type_free(&wide);
 }
 
+/* Finishes the 2k requests of one isend round (receives at even indices, sends at odd)
+ * the way `how` picks; returns how many handles are not null afterwards. */
+static int finish_round(MPI_Request *r, int k2, MPI_Status *st, int how)
+{
+    int flag = 0, idx, outs[32], nout;
+    switch (how) {
+    case 0:
+        P2P_OK(MPI_Waitall(k2, r, st));
+        break;
+    case 1:
+        while (!flag)
+            P2P_OK(MPI_Testall(k2, r, &flag, st));
+        break;
+    case 2:
+        for (int n = 0; n < k2; n++) {
+            MPI_Status one;
+            P2P_OK(MPI_Waitany(k2, r, &idx, &one));
+            CHECK(idx != MPI_UNDEFINED && r[idx] == MPI_REQUEST_NULL, "Waitany gave %d", idx);
+            st[idx] = one;
+        }
+        break;
+    case 3:
+        for (int left = k2; left > 0; left -= nout) {
+            MPI_Status some[32];
+            P2P_OK(MPI_Waitsome(k2, r, &nout, outs, some));
+            CHECK(nout != MPI_UNDEFINED && nout > 0, "Waitsome gave %d", nout);
+            for (int j = 0; j < nout; j++)
+                st[outs[j]] = some[j];
+        }
+        break;
+    default: /* the sends freed (their messages still go), the receives waited one by one */
+        for (int i = 0; i < k2; i++) {
+            if (i % 2)
+                P2P_OK(MPI_Request_free(&r[i]));
+            else
+                P2P_OK(MPI_Wait(&r[i], &st[i]));
+        }
+    }
+    int live = 0;
+    for (int i = 0; i < k2; i++)
+        live += r[i] != MPI_REQUEST_NULL;
+    return live;
+}
+
+static void isend(int me, int peer)
+{
+    enum { ROUNDS = 40, K = 12 };
+    for (int round = 0; round < ROUNDS; round++) {
+        uint64_t out[K], in[K];
+        MPI_Request r[2 * K];
+        MPI_Status st[2 * K];
+        for (int i = 0; i < K; i++) {
+            in[i] = 0;
+            P2P_OK(MPI_Irecv(&in[i], 1, MPI_UINT64_T, peer, TAG_ISEND + i % 2, MPI_COMM_WORLD,
+                             &r[2 * i]));
+        }
+        /* Both sides' receives are posted past this exchange: MPI_Irsend is allowed. */
+        P2P_OK(MPI_Sendrecv(NULL, 0, MPI_BYTE, peer, TAG_GO, NULL, 0, MPI_BYTE, peer, TAG_GO,
+                            MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int i = 0; i < K; i++) {
+            out[i] = p2p_key(me, TAG_ISEND, (uint64_t)(round * K + i), 6);
+            int (*fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *) =
+                i % 3 == 2 ? MPI_Irsend : MPI_Isend;
+            P2P_OK(fn(&out[i], 1, MPI_UINT64_T, peer, TAG_ISEND + i % 2, MPI_COMM_WORLD,
+                      &r[2 * i + 1]));
+        }
+        int how = round % 5;
+        int live = finish_round(r, 2 * K, st, how);
+        CHECK(live == 0, "round %d (way %d): %d handles not null", round, how, live);
+        for (int i = 0; i < K; i++) {
+            CHECK(in[i] == p2p_key(peer, TAG_ISEND, (uint64_t)(round * K + i), 6),
+                  "round %d (way %d): message %d wrong", round, how, i);
+            const MPI_Status *s = &st[2 * i];
+            CHECK(s->MPI_SOURCE == peer && s->MPI_TAG == TAG_ISEND + i % 2 &&
+                      p2p_count(s, MPI_UINT64_T) == 1,
+                  "round %d (way %d): receive %d status source %d tag %d count %d", round, how,
+                  i, s->MPI_SOURCE, s->MPI_TAG, p2p_count(s, MPI_UINT64_T));
+            int cancelled = 1;
+            if (how != 4) {
+                MPI_Test_cancelled(&st[2 * i + 1], &cancelled);
+                CHECK(!cancelled, "round %d (way %d): send %d reads as cancelled", round, how, i);
+            }
+        }
+        /* out[] is reused next round: the freed sends must have gone out by now. */
+        P2P_OK(MPI_Sendrecv(NULL, 0, MPI_BYTE, peer, TAG_GO, NULL, 0, MPI_BYTE, peer, TAG_GO,
+                            MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -195,6 +290,7 @@ int main(int argc, char **argv)
         posted(me, peer, sender);
         status_truncate_empty(me, peer, sender);
         types(me, peer, sender);
+        isend(me, peer);
         flood(me, peer, sender, 1);
         flood(me, peer, sender, 0);
     } else {
