@@ -3,6 +3,8 @@
 #ifndef HMPI_KNOBS_H
 #define HMPI_KNOBS_H
 
+#include "hidden.h"
+
 #include <stddef.h>
 
 typedef enum { HMPI_KNOB_BOOL, HMPI_KNOB_INT, HMPI_KNOB_SIZE, HMPI_KNOB_STR } hmpi_knob_type_t;
@@ -25,7 +27,7 @@ typedef struct {
 #undef X
 } hmpi_knobs_t;
 
-extern hmpi_knobs_t hmpi_knobs;
+extern HMPI_HIDDEN hmpi_knobs_t hmpi_knobs;
 extern const hmpi_knob_info_t hmpi_knob_table[];
 extern const int hmpi_knob_count;
 

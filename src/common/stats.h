@@ -3,6 +3,8 @@
 #ifndef HMPI_STATS_H
 #define HMPI_STATS_H
 
+#include "hidden.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -13,7 +15,7 @@ typedef enum {
     HMPI_STAT_COUNT
 } hmpi_stat_t;
 
-extern int hmpi_stats_on;
+extern HMPI_HIDDEN int hmpi_stats_on;
 extern _Atomic uint64_t hmpi_stat_values[HMPI_STAT_COUNT];
 
 static inline void hmpi_stat_add(hmpi_stat_t s, uint64_t v)

@@ -5,6 +5,8 @@
 #ifndef HMPI_MPI_COMM_H
 #define HMPI_MPI_COMM_H
 
+#include "../common/hidden.h"
+
 #include <mpi.h>
 #include <stdint.h>
 
@@ -24,7 +26,7 @@ typedef struct hmpi_comm_s {
 
 /* The state of c, or NULL when c is not accelerated (or HMPI is off); MPI_COMM_WORLD's
  * is read inline, any other is looked up. */
-extern hmpi_comm_t *hmpi_comm_world;
+extern HMPI_HIDDEN hmpi_comm_t *hmpi_comm_world;
 hmpi_comm_t *hmpi_comm_find(MPI_Comm c);
 static inline hmpi_comm_t *hmpi_comm_get(MPI_Comm c)
 {

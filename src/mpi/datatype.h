@@ -4,6 +4,8 @@
 #ifndef HMPI_MPI_DATATYPE_H
 #define HMPI_MPI_DATATYPE_H
 
+#include "../common/hidden.h"
+
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,7 +30,7 @@ typedef struct {
 } hmpi_type_entry_t;
 
 enum { HMPI_TYPE_CACHE_SIZE = 128 };
-extern hmpi_type_entry_t hmpi_type_cache[HMPI_TYPE_CACHE_SIZE];
+extern HMPI_HIDDEN hmpi_type_entry_t hmpi_type_cache[HMPI_TYPE_CACHE_SIZE];
 
 static inline hmpi_type_entry_t *hmpi_type_slot(MPI_Datatype type)
 {

@@ -11,13 +11,15 @@
 #ifndef HMPI_MPI_ERRORS_H
 #define HMPI_MPI_ERRORS_H
 
+#include "../common/hidden.h"
+
 #include <mpi.h>
 #include <stddef.h>
 
 /* Where the process is in MPI's life (init.c): MPI functions may be called only while
  * it is RUNNING. */
 enum { HMPI_STATE_BEFORE, HMPI_STATE_RUNNING, HMPI_STATE_AFTER };
-extern int hmpi_mpi_state;
+extern HMPI_HIDDEN int hmpi_mpi_state;
 
 /* Records what is wrong with an argument (printf format), for the message a fatal
  * handler prints; returns code. */

@@ -2,12 +2,14 @@
 #ifndef HMPI_MPI_PT2PT_H
 #define HMPI_MPI_PT2PT_H
 
+#include "../common/hidden.h"
+
 #include "check.h"
 #include "comm.h"
 #include "datatype.h"
 #include "../p2p/p2p.h"
 
-extern int hmpi_tag_ub;
+extern HMPI_HIDDEN int hmpi_tag_ub;
 
 /* Checks the arguments of a send or a receive on c (buffer, count, datatype, rank, tag)
  * and fills *t; returns MPI_SUCCESS or the class, described for hmpi_raise_in. */

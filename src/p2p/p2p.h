@@ -4,6 +4,8 @@
 #ifndef HMPI_P2P_H
 #define HMPI_P2P_H
 
+#include "../common/hidden.h"
+
 #include "../mpi/comm.h"
 #include "../mpi/datatype.h"
 #include "../shm/ctrl.h"
@@ -180,7 +182,7 @@ extern hmpi_req_t *hmpi_req_table; /* reserved at init (request.c) */
  * one complete send request, read only, that release leaves alone, as MPICH returns one
  * "lightweight" request for all its operations complete at once. MPI promises no
  * distinct handles; waits and tests give it back as MPI_REQUEST_NULL. */
-extern hmpi_req_t *hmpi_req_sent;
+extern HMPI_HIDDEN hmpi_req_t *hmpi_req_sent;
 #ifdef OPEN_MPI
 static inline int hmpi_req_is_ours(MPI_Request h)
 {
@@ -269,10 +271,10 @@ int hmpi_bridge_recv_remote(hmpi_req_t *r);
 void hmpi_bridge_progress(void);
 /* A wildcard receive on c completed or was cancelled: deferred ones may go below. */
 void hmpi_bridge_wild_done(hmpi_comm_t *c);
-extern int hmpi_bridge_pending; /* wildcard and deferred receives waiting in the bridge */
+extern HMPI_HIDDEN int hmpi_bridge_pending; /* wildcard and deferred receives waiting in the bridge */
 
 /* The posted and unexpected lists, shared by the engine and the bridge (oldest first). */
-extern hmpi_match_t hmpi_p2p_match;
+extern HMPI_HIDDEN hmpi_match_t hmpi_p2p_match;
 void hmpi_p2p_unpost(hmpi_req_t *r);
 void hmpi_p2p_post(hmpi_req_t *r);
 /* One step of a multi-request wait: unblocks late sends, then yields or spins. */
@@ -289,7 +291,7 @@ void hmpi_p2p_recv_message(hmpi_req_t *r, hmpi_env_t *e);
 void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t bytes);
 
 /* The engine lock: taken only when the program asked for MPI_THREAD_MULTIPLE. */
-extern int hmpi_p2p_threaded;
+extern HMPI_HIDDEN int hmpi_p2p_threaded;
 void hmpi_p2p_lock_slow(void);
 void hmpi_p2p_unlock_slow(void);
 static inline void hmpi_p2p_lock(void)
