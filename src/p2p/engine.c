@@ -96,6 +96,35 @@ static void env_put(hmpi_env_t *e)
     env_pool = e;
 }
 
+/* Bounce copies of small messages go back to a private list of blocks of one size
+ * (BOUNCE_SMALL bytes, at most BOUNCE_KEEP of them) rather than through the allocator
+ * for every message; a bigger copy is allocated and freed as it comes. */
+enum { BOUNCE_SMALL = 2048, BOUNCE_KEEP = 64 };
+static void *bounce_pool; /* free blocks, linked through their first word */
+static int bounce_pooled;
+
+static void *bounce_get(size_t bytes)
+{
+    void *p = bounce_pool;
+    if (bytes > BOUNCE_SMALL || !p)
+        return hmpi_heap_shared_alloc(bytes > BOUNCE_SMALL ? bytes : BOUNCE_SMALL);
+    bounce_pool = *(void **)p;
+    bounce_pooled--;
+    return p;
+}
+
+/* p came from bounce_get(bytes). */
+static void bounce_put(void *p, size_t bytes)
+{
+    if (bytes > BOUNCE_SMALL || bounce_pooled >= BOUNCE_KEEP) {
+        hmpi_heap_free(p);
+        return;
+    }
+    *(void **)p = bounce_pool;
+    bounce_pool = p;
+    bounce_pooled++;
+}
+
 static void inflight_add(hmpi_env_t *e)
 {
     hmpi_env_own(e)->snext = NULL;
@@ -128,7 +157,7 @@ static void complete_send(hmpi_env_t *e)
         hmpi_p2p_finish(r);
     }
     if (hmpi_env_own(e)->bounce)
-        hmpi_heap_free(hmpi_env_own(e)->bounce);
+        bounce_put(hmpi_env_own(e)->bounce, hmpi_env_own(e)->size);
     if (hmpi_env_own(e)->watched)
         inflight_watched--;
     if (hmpi_env_own(e)->buffered)
@@ -476,7 +505,7 @@ static void unblock_sends(void)
         if (!atomic_compare_exchange_strong_explicit(&e->state, &s, HMPI_ENV_BOUNCING,
                                                      memory_order_acquire, memory_order_relaxed))
             continue;
-        void *copy = hmpi_heap_shared_alloc(size);
+        void *copy = bounce_get(size);
         if (copy) {
             memcpy(copy, e->data, size);
             e->data = copy;
@@ -725,7 +754,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
             hmpi_env_own(e)->user_data = 1;
             eager = 0;
         } else {
-            void *copy = hmpi_heap_shared_alloc(bytes);
+            void *copy = bounce_get(bytes);
             if (!copy) {
                 env_put(e);
                 return MPI_ERR_NO_MEM;
@@ -740,7 +769,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
                 hmpi_stat_add(HMPI_STAT_bounced, 1);
             } else {
                 if ((err = pack_into(r, copy, bytes)) != MPI_SUCCESS) {
-                    hmpi_heap_free(copy);
+                    bounce_put(copy, bytes);
                     env_put(e);
                     return err;
                 }
