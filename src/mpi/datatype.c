@@ -99,7 +99,8 @@ int hmpi_type_learn(MPI_Datatype type, int count, hmpi_type_t *t)
 {
     if (type == MPI_DATATYPE_NULL)
         return hmpi_err_what(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
-    entry_t fresh, *e = hmpi_p2p_threaded ? &fresh : hmpi_type_slot(type); /* no cache across threads */
+    /* No cache across threads. */
+    entry_t fresh, *e = hmpi_p2p_threaded ? &fresh : hmpi_type_slot(type);
     /* Only committed types enter the cache, and a free drops them from it. */
     int err = hmpi_check_type(type, "datatype");
     if (err)

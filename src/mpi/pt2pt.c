@@ -52,8 +52,6 @@ static inline int common_args(const hmpi_comm_t *c, const void *buf, int count,
 int hmpi_check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int dest,
                     int tag, hmpi_type_t *t)
 {
-    if (common_args(c, buf, count, type, dest, tag, 0, t))
-        return MPI_SUCCESS;
     int err = check_data(buf, count, type, t);
     if (!err)
         err = check_tag(tag, 0);
@@ -65,8 +63,6 @@ int hmpi_check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
 int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int source,
                     int tag, hmpi_type_t *t)
 {
-    if (common_args(c, buf, count, type, source, tag, 1, t))
-        return MPI_SUCCESS;
     int err = check_data(buf, count, type, t);
     if (!err)
         err = check_tag(tag, 1);
@@ -76,7 +72,8 @@ int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
     return err;
 }
 
-/* The checks of the entry points below: the common case inline, the rest out of line. */
+/* The checks of the entry points below: the common case inline, the full checks
+ * (hmpi_check_send/recv) only when it does not hold. */
 static inline int check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type,
                              int dest, int tag, hmpi_type_t *t)
 {
@@ -279,13 +276,13 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 }
 HMPI_PMPI(Bsend)
 
-/* MPI_Isend's and MPI_Irsend's short way: send_short, and the request is hmpi_req_sent. */
+/* MPI_Isend's and MPI_Irsend's short way: send_short, and the request is hmpi_req_sent(). */
 static inline int isend_short(MPI_Comm comm, const void *buf, int count, MPI_Datatype type,
                               int dest, int tag, MPI_Request *request)
 {
     if (!request || !send_short(comm, buf, count, type, dest, tag))
         return 0;
-    *request = hmpi_req_handle(hmpi_req_sent);
+    *request = hmpi_req_handle(hmpi_req_sent());
     return 1;
 }
 
@@ -344,8 +341,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     int err, l;
     /* The short way, tried first: valid arguments of the common case, a named local
      * source, and its message next in its lane (hmpi_p2p_recv_lane). */
-    if (c && common_args(c, buf, count, type, source, tag, 1, &t) &&
-        (l = c->local_of[source]) >= 0 && !hmpi_p2p_threaded &&
+    int common = c && common_args(c, buf, count, type, source, tag, 1, &t);
+    if (common && (l = c->local_of[source]) >= 0 && !hmpi_p2p_threaded &&
         hmpi_p2p_recv_lane(c, (char *)buf + t.lb, t.size * (size_t)count, source, l, tag, status,
                            &err))
         return hmpi_raise_in(comm, err, "MPI_Recv");
@@ -353,7 +350,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         return hmpi_check_comm_null(comm, "MPI_Recv")
                    ? MPI_ERR_COMM
                    : PMPI_Recv(buf, count, type, source, tag, comm, status);
-    err = check_recv(c, buf, count, type, source, tag, &t);
+    err = common ? MPI_SUCCESS : hmpi_check_recv(c, buf, count, type, source, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Recv");
     if (source == MPI_PROC_NULL) {

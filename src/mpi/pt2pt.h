@@ -12,7 +12,8 @@
 extern HMPI_HIDDEN int hmpi_tag_ub;
 
 /* Checks the arguments of a send or a receive on c (buffer, count, datatype, rank, tag)
- * and fills *t; returns MPI_SUCCESS or the class, described for hmpi_raise_in. */
+ * and fills *t; returns MPI_SUCCESS or the class, described for hmpi_raise_in. The full
+ * checks: pt2pt.c's entry points try the common case inline first. */
 int hmpi_check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int dest,
                     int tag, hmpi_type_t *t);
 int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int source,

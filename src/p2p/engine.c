@@ -656,7 +656,6 @@ static inline hmpi_env_t *lane_claim(int dst)
     return lane_slot(lane_out + (size_t)dst * lane_bytes, h);
 }
 
-
 /* Publishes lane slot e, its payload written: no atomic read-modify-write, and the
  * receiver reads one line for a short message. */
 static void lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, int tag, size_t bytes, int dst)

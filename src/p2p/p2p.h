@@ -181,8 +181,9 @@ extern hmpi_req_t *hmpi_req_table; /* reserved at init (request.c) */
 /* The request of every send that completed as it started (a short message in a lane):
  * one complete send request, read only, that release leaves alone, as MPICH returns one
  * "lightweight" request for all its operations complete at once. MPI promises no
- * distinct handles; waits and tests give it back as MPI_REQUEST_NULL. */
-extern HMPI_HIDDEN hmpi_req_t *hmpi_req_sent;
+ * distinct handles; waits and tests give it back as MPI_REQUEST_NULL. Slot 0 of the
+ * table, made at init. */
+static inline hmpi_req_t *hmpi_req_sent(void) { return &hmpi_req_table[0]; }
 #ifdef OPEN_MPI
 static inline int hmpi_req_is_ours(MPI_Request h)
 {
@@ -271,7 +272,8 @@ int hmpi_bridge_recv_remote(hmpi_req_t *r);
 void hmpi_bridge_progress(void);
 /* A wildcard receive on c completed or was cancelled: deferred ones may go below. */
 void hmpi_bridge_wild_done(hmpi_comm_t *c);
-extern HMPI_HIDDEN int hmpi_bridge_pending; /* wildcard and deferred receives waiting in the bridge */
+/* Wildcard and deferred receives waiting in the bridge. */
+extern HMPI_HIDDEN int hmpi_bridge_pending;
 
 /* The posted and unexpected lists, shared by the engine and the bridge (oldest first). */
 extern HMPI_HIDDEN hmpi_match_t hmpi_p2p_match;

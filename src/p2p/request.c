@@ -10,7 +10,6 @@
 #include <sys/mman.h>
 
 hmpi_req_t *hmpi_req_table;
-hmpi_req_t *hmpi_req_sent;
 static uint32_t top;          /* slots ever handed out */
 static uint32_t free_head;    /* 1 + index of the first free slot, 0: none */
 
@@ -34,7 +33,7 @@ hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind)
 
 void hmpi_req_release(hmpi_req_t *r)
 {
-    if (r == hmpi_req_sent)
+    if (r == hmpi_req_sent())
         return; /* shared by every send it stands for, never freed */
     uint32_t i = (uint32_t)(r - hmpi_req_table);
     if (r->holds_comm)
@@ -76,11 +75,11 @@ int hmpi_req_table_init(void)
         return -1;
     }
     hmpi_req_table = p;
-    top = 1; /* slot 0 is hmpi_req_sent */
-    hmpi_req_sent = &hmpi_req_table[0];
-    hmpi_req_zero(hmpi_req_sent);
-    hmpi_req_sent->kind = HMPI_REQ_SEND;
-    hmpi_req_sent->complete = 1;
-    hmpi_status_set(&hmpi_req_sent->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+    top = 1; /* slot 0 is hmpi_req_sent() */
+    hmpi_req_t *sent = hmpi_req_sent();
+    hmpi_req_zero(sent);
+    sent->kind = HMPI_REQ_SEND;
+    sent->complete = 1;
+    hmpi_status_set(&sent->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
     return 0;
 }
