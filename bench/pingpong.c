@@ -8,11 +8,14 @@
 #endif
 #include "bench_util.h"
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 
 enum {
     WINDOW = 64,     /* messages in flight per window (bw, bibw, rate) */
     RATE_SIZE = 8,   /* message size of the rate test */
+    LINE_SIZE = 64,  /* the floor test's "message": one cache line */
     MAX_SIZES = 128, /* 31 powers of two, each with two perturbations, plus min and max */
     MAX_REPS = 100,
     TAG_DATA = 1,
@@ -149,6 +152,44 @@ static void step_latency(const ctx_t *c, size_t size, int window, int check)
     }
 }
 
+/* The floor test: no MPI call, one cache line each way through memory both ranks map
+ * (an MPI-3 shared window, set up by run): rank 0 writes a number into its line and
+ * waits for rank 1 to write it back into the other. What any message between the two
+ * ranks must at least take; a wrong number aborts. */
+static _Atomic uint64_t *floor_line; /* [0]: rank 0 writes, [8]: rank 1 writes */
+
+static uint64_t floor_wait(_Atomic uint64_t *w, uint64_t want)
+{
+    uint64_t v;
+    for (unsigned spins = 0; (v = atomic_load_explicit(w, memory_order_acquire)) < want;) {
+        if (++spins > 1000) /* more ranks than cores: let the other one run */
+            sched_yield();
+        else
+            __builtin_ia32_pause();
+    }
+    return v;
+}
+
+static void step_floor(const ctx_t *c, size_t size, int window, int check)
+{
+    (void)size, (void)window, (void)check;
+    static uint64_t n; /* bounces so far: both ranks count the same steps */
+    n++;
+    uint64_t got = n;
+    if (c->rank == 0) {
+        atomic_store_explicit(&floor_line[0], n, memory_order_release);
+        got = floor_wait(&floor_line[8], n);
+    } else if (c->rank == 1) {
+        got = floor_wait(&floor_line[0], n);
+        atomic_store_explicit(&floor_line[8], n, memory_order_release);
+    }
+    if (got != n) {
+        fprintf(stderr, "pingpong: rank %d, floor: read %llu, expected %llu\n", c->rank,
+                (unsigned long long)got, (unsigned long long)n);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+}
+
 /* Rank 2i sends a window to rank 2i+1, which answers with an empty ack. */
 static void step_stream(const ctx_t *c, size_t size, int window, int check)
 {
@@ -222,16 +263,19 @@ typedef struct {
     step_fn *step;
     value_fn *value;
     int windowed;   /* a window of messages per iteration, else one */
-    int all_pairs;  /* runs on --pairs pairs at RATE_SIZE only, else on ranks 0 and 1 */
+    int all_pairs;  /* runs on --pairs pairs, else on ranks 0 and 1 */
+    size_t fixed;   /* runs at this size only, else at every size */
 } test_t;
 
 static const test_t test_table[] = {
-    {"latency", "us", step_latency, half_round_trip_us, 0, 0},
-    {"bw", "GB/s", step_stream, one_way_gbs, 1, 0},
-    {"bibw", "GB/s", step_bidir, both_ways_gbs, 1, 0},
-    {"rate", "Mmsg/s", step_stream, million_msgs, 1, 1},
+    {"latency", "us", step_latency, half_round_trip_us, 0, 0, 0},
+    {"bw", "GB/s", step_stream, one_way_gbs, 1, 0, 0},
+    {"bibw", "GB/s", step_bidir, both_ways_gbs, 1, 0, 0},
+    {"rate", "Mmsg/s", step_stream, million_msgs, 1, 1, RATE_SIZE},
+    {"floor", "us", step_floor, half_round_trip_us, 0, 0, LINE_SIZE},
 };
-enum { NTESTS = sizeof test_table / sizeof test_table[0] };
+enum { NTESTS = sizeof test_table / sizeof test_table[0], TEST_FLOOR = NTESTS - 1 };
+enum { DEFAULT_TESTS = (1u << TEST_FLOOR) - 1 }; /* the floor runs when asked for */
 
 /* ---- measuring ------------------------------------------------------------------ */
 
@@ -310,11 +354,49 @@ static void print_header(const ctx_t *c, const size_t *sizes, int n)
     fflush(stdout);
 }
 
+/* The floor test's two lines: in a shared window of the node of ranks 0 and 1, zeroed.
+ * Returns the window, or MPI_WIN_NULL when ranks 0 and 1 are on different nodes. */
+static MPI_Win floor_setup(void)
+{
+    MPI_Comm node;
+    MPI_Win win = MPI_WIN_NULL;
+    int world, nrank, lead[2];
+    MPI_Comm_rank(MPI_COMM_WORLD, &world);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &nrank);
+    lead[0] = lead[1] = world; /* the world rank of the node's first rank */
+    MPI_Bcast(&lead[0], 1, MPI_INT, 0, node);
+    lead[1] = lead[0];
+    MPI_Bcast(&lead[0], 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&lead[1], 1, MPI_INT, 1, MPI_COMM_WORLD);
+    if (lead[0] == lead[1]) {
+        char *base;
+        MPI_Aint bytes;
+        int unit;
+        MPI_Win_allocate_shared(nrank == 0 ? 3 * LINE_SIZE : 0, 1, MPI_INFO_NULL, node, &base,
+                                &win);
+        MPI_Win_shared_query(win, 0, &bytes, &unit, &base);
+        floor_line = (_Atomic uint64_t *)(void *)(((uintptr_t)base + LINE_SIZE - 1) &
+                                                  ~(uintptr_t)(LINE_SIZE - 1));
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+        if (nrank == 0) {
+            atomic_store(&floor_line[0], 0);
+            atomic_store(&floor_line[8], 0);
+        }
+        MPI_Win_sync(win);
+        MPI_Barrier(node);
+        MPI_Win_sync(win);
+    }
+    MPI_Comm_free(&node);
+    return win;
+}
+
 static void run(ctx_t *c)
 {
     const opts_t *o = c->o;
     size_t sizes[MAX_SIZES];
     int n = make_sizes(o, sizes);
+    MPI_Win floor_win = o->tests & 1u << TEST_FLOOR ? floor_setup() : MPI_WIN_NULL;
     if (c->rank == 0)
         print_header(c, sizes, n);
     for (int i = 0; i < NTESTS; i++) {
@@ -322,16 +404,25 @@ static void run(ctx_t *c)
         char name[32];
         if (!(o->tests & 1u << i))
             continue;
+        if (i == TEST_FLOOR && floor_win == MPI_WIN_NULL) {
+            if (c->rank == 0)
+                printf("# floor: ranks 0 and 1 are on different nodes, not run\n");
+            continue;
+        }
         snprintf(name, sizeof name, t->all_pairs && o->pairs > 1 ? "%s_%dp" : "%s", t->name,
                  o->pairs);
-        for (int k = 0; k < (t->all_pairs ? 1 : n); k++) {
-            size_t size = t->all_pairs ? RATE_SIZE : sizes[k];
+        for (int k = 0; k < (t->fixed ? 1 : n); k++) {
+            size_t size = t->fixed ? t->fixed : sizes[k];
             double v = measure(c, t, size);
             if (c->rank == 0) {
                 printf("%s,%zu,%.6g,%s\n", name, size, v, t->unit);
                 fflush(stdout);
             }
         }
+    }
+    if (floor_win != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(floor_win);
+        MPI_Win_free(&floor_win);
     }
 }
 
@@ -349,7 +440,7 @@ static void run_on_stack(ctx_t *c)
 static const char usage[] =
     "usage: pingpong [options]    (2 ranks, or 2*pairs: hmpirun -n 2 ./pingpong)\n"
     "NetPIPE-style point-to-point benchmark; rank 0 prints CSV test,size,value,unit.\n"
-    "  -t, --tests=LIST    comma-separated tests to run (default: all four)\n"
+    "  -t, --tests=LIST    comma-separated tests to run (default: the first four)\n"
     "        latency       ranks 0 and 1 bounce a message: half round trip in us\n"
     "        bw            rank 0 sends windows of 64 messages to rank 1, which acks each\n"
     "                      window with an empty message: GB/s (1e9 bytes/s)\n"
@@ -357,6 +448,8 @@ static const char usage[] =
     "                      both directions\n"
     "        rate          8 B messages in windows of 64 from rank 2i to 2i+1 for every\n"
     "                      pair: million messages/s over all pairs\n"
+    "        floor         ranks 0 and 1 bounce one cache line through a shared window,\n"
+    "                      no MPI call: half round trip in us, the floor of latency\n"
     "  -p, --pairs=N       pairs of the rate test (default 1, needs 2N ranks); with N > 1\n"
     "                      the test is named rate_Np\n"
     "      --min=SIZE      smallest message (default 1); SIZE takes K, M, G (powers of 2)\n"
@@ -408,7 +501,7 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     int opt, bad = 0;
-    *o = (opts_t){.tests = (1u << NTESTS) - 1, .pairs = 1, .buffer = BUF_HEAP};
+    *o = (opts_t){.tests = DEFAULT_TESTS, .pairs = 1, .buffer = BUF_HEAP};
     opterr = 0;
     while (!bad && (opt = getopt_long(argc, argv, "t:p:i:r:qh", longopts, NULL)) != -1) {
         switch (opt) {
