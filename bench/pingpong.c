@@ -164,8 +164,10 @@ static uint64_t floor_wait(_Atomic uint64_t *w, uint64_t want)
     for (unsigned spins = 0; (v = atomic_load_explicit(w, memory_order_acquire)) < want;) {
         if (++spins > 1000) /* more ranks than cores: let the other one run */
             sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
         else
             __builtin_ia32_pause();
+#endif
     }
     return v;
 }
@@ -360,16 +362,15 @@ static MPI_Win floor_setup(void)
 {
     MPI_Comm node;
     MPI_Win win = MPI_WIN_NULL;
-    int world, nrank, lead[2];
-    MPI_Comm_rank(MPI_COMM_WORLD, &world);
+    int nrank, first; /* first: the world rank of the node's first rank */
+    MPI_Comm_rank(MPI_COMM_WORLD, &first);
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &nrank);
-    lead[0] = lead[1] = world; /* the world rank of the node's first rank */
-    MPI_Bcast(&lead[0], 1, MPI_INT, 0, node);
-    lead[1] = lead[0];
-    MPI_Bcast(&lead[0], 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Bcast(&lead[1], 1, MPI_INT, 1, MPI_COMM_WORLD);
-    if (lead[0] == lead[1]) {
+    MPI_Bcast(&first, 1, MPI_INT, 0, node);
+    int of0 = first, of1 = first; /* rank 0's node and rank 1's, as every rank learns */
+    MPI_Bcast(&of0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&of1, 1, MPI_INT, 1, MPI_COMM_WORLD);
+    if (of0 == of1) {
         char *base;
         MPI_Aint bytes;
         int unit;
