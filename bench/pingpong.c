@@ -156,7 +156,8 @@ static void step_latency(const ctx_t *c, size_t size, int window, int check)
  * (an MPI-3 shared window, set up by run): rank 0 writes a number into its line and
  * waits for rank 1 to write it back into the other. What any message between the two
  * ranks must at least take; a wrong number aborts. */
-static _Atomic uint64_t *floor_line; /* [0]: rank 0 writes, [8]: rank 1 writes */
+static _Atomic uint64_t *floor_line; /* [0]: rank 0 writes, [FLOOR_BACK]: rank 1 writes */
+enum { FLOOR_BACK = LINE_SIZE / sizeof(uint64_t) }; /* the word of the next line */
 
 static uint64_t floor_wait(_Atomic uint64_t *w, uint64_t want)
 {
@@ -180,10 +181,10 @@ static void step_floor(const ctx_t *c, size_t size, int window, int check)
     uint64_t got = n;
     if (c->rank == 0) {
         atomic_store_explicit(&floor_line[0], n, memory_order_release);
-        got = floor_wait(&floor_line[8], n);
+        got = floor_wait(&floor_line[FLOOR_BACK], n);
     } else if (c->rank == 1) {
         got = floor_wait(&floor_line[0], n);
-        atomic_store_explicit(&floor_line[8], n, memory_order_release);
+        atomic_store_explicit(&floor_line[FLOOR_BACK], n, memory_order_release);
     }
     if (got != n) {
         fprintf(stderr, "pingpong: rank %d, floor: read %llu, expected %llu\n", c->rank,
@@ -382,7 +383,7 @@ static MPI_Win floor_setup(void)
         MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
         if (nrank == 0) {
             atomic_store(&floor_line[0], 0);
-            atomic_store(&floor_line[8], 0);
+            atomic_store(&floor_line[FLOOR_BACK], 0);
         }
         MPI_Win_sync(win);
         MPI_Barrier(node);
