@@ -14,6 +14,8 @@
  * and datatypes are the MPI below's own handles). */
 #include "pt2pt.h"
 
+#include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +33,23 @@ extern int mpi_fortran_status_ignore_, mpi_fortran_statuses_ignore_;
 #define F_STATUS_IGNORE ((MPI_Fint *)(void *)&mpi_fortran_status_ignore_)
 #define F_STATUSES_IGNORE ((MPI_Fint *)(void *)&mpi_fortran_statuses_ignore_)
 #else
-/* MPICH's f08 MPI_STATUS(ES)_IGNORE (MPI-3's C names for them). */
-#define F_STATUS_IGNORE ((MPI_Fint *)(void *)MPI_F08_STATUS_IGNORE)
-#define F_STATUSES_IGNORE ((MPI_Fint *)(void *)MPI_F08_STATUSES_IGNORE)
+/* MPICH's f08 MPI_STATUS(ES)_IGNORE (MPI-3's C names for them): pointers that libmpich
+ * defines up to MPICH 4.1 and libmpichfort from 4.2 on. So they are looked up by name when
+ * first needed, never linked against: a program that passes one has its Fortran library
+ * loaded. Until found (no Fortran library), nothing compares equal to them. */
+static MPI_Fint *f08_sentinel(const char *name, _Atomic(MPI_Fint *) *cache)
+{
+    MPI_Fint *v = atomic_load_explicit(cache, memory_order_relaxed);
+    if (v == NULL) {
+        MPI_Fint **var = (MPI_Fint **)dlsym(RTLD_DEFAULT, name);
+        if (var != NULL && *var != NULL)
+            atomic_store_explicit(cache, v = *var, memory_order_relaxed);
+    }
+    return v;
+}
+static _Atomic(MPI_Fint *) f08_status_ignore, f08_statuses_ignore;
+#define F_STATUS_IGNORE f08_sentinel("MPI_F08_STATUS_IGNORE", &f08_status_ignore)
+#define F_STATUSES_IGNORE f08_sentinel("MPI_F08_STATUSES_IGNORE", &f08_statuses_ignore)
 #endif
 
 /* ---- conversions ------------------------------------------------------------------- */
