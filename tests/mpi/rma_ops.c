@@ -84,7 +84,9 @@ static void fill_initial(int *base)
 static void do_ops(twin_t *w, int t, int passive, results_t *res, mode_t_ mode)
 {
     MPI_Win win = w->win;
-    static int ob[WN], src32[32], c8[8], mx[4], mn[4], pr[4], ml[4];
+    /* One buffer per operation: an origin buffer may not change until its epoch ends
+     * (MPICH 4.2 reads an accumulate's origin at the fence). */
+    static int ob[WN], src32[32], c8acc[8], c8put[8], mx[4], mn[4], pr[4], ml[4];
     for (int k = 0; k < WN; k++)
         ob[k] = g(rank, k);
     for (int j = 0; j < 16; j++)
@@ -108,8 +110,8 @@ static void do_ops(twin_t *w, int t, int passive, results_t *res, mode_t_ mode)
     OK(MPI_Get(res->get, 8, MPI_INT, t, D(S_GET), 8, MPI_INT, win));
     OK(MPI_Accumulate(&ob[S_ACC], 8, MPI_INT, t, D(S_ACC), 8, MPI_INT, MPI_SUM, win));
     for (int j = 0; j < 8; j++)
-        c8[j] = g(rank, S_ACCV + 2 * j);
-    OK(MPI_Accumulate(c8, 8, MPI_INT, t, D(S_ACCV), 1, vec8, MPI_SUM, win));
+        c8acc[j] = g(rank, S_ACCV + 2 * j);
+    OK(MPI_Accumulate(c8acc, 8, MPI_INT, t, D(S_ACCV), 1, vec8, MPI_SUM, win));
     OK(MPI_Get_accumulate(&ob[S_GACC], 8, MPI_INT, res->gacc, 8, MPI_INT, t, D(S_GACC), 8,
                           MPI_INT, MPI_SUM, win));
     OK(MPI_Get_accumulate(NULL, 0, MPI_INT, res->gnop, 8, MPI_INT, t, D(S_GNOP), 8, MPI_INT,
@@ -126,8 +128,8 @@ static void do_ops(twin_t *w, int t, int passive, results_t *res, mode_t_ mode)
     OK(MPI_Accumulate(pr, 4, MPI_INT, t, D(S_PROD), 4, MPI_INT, MPI_PROD, win));
     OK(MPI_Accumulate(ml, 2, MPI_2INT, t, D(S_MAXLOC), 2, MPI_2INT, MPI_MAXLOC, win));
     for (int j = 0; j < 8; j++)
-        c8[j] = g(rank, S_PUTV + 2 * j);
-    OK(MPI_Put(c8, 8, MPI_INT, t, D(S_PUTV), 1, vec8, win));
+        c8put[j] = g(rank, S_PUTV + 2 * j);
+    OK(MPI_Put(c8put, 8, MPI_INT, t, D(S_PUTV), 1, vec8, win));
     OK(MPI_Accumulate(dadd, 2, MPI_DOUBLE, t, D(S_DSUM), 2, MPI_DOUBLE, MPI_SUM, win));
     if (!passive)
         return;
