@@ -11,6 +11,7 @@
 #include "comm.h"
 #include "datatype.h"
 #include "errors.h"
+#include "mismatch.h"
 #include "pt2pt.h"
 
 #include <stdlib.h>
@@ -43,6 +44,9 @@ static int start_parts(int provided)
 
 static void hmpi_start(int provided)
 {
+    int size = 0;
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    hmpi_mpi_check_launcher(size);
     PMPI_Comm_rank(MPI_COMM_WORLD, &hmpi_log_rank);
     /* Every rank reads its knobs; all learn whether any failed, so all stop together,
      * by a clean finalize and exit rather than an abort: a launcher tearing a job down
@@ -80,6 +84,7 @@ static void hmpi_start(int provided)
  * MPI_COMM_SELF still run OPI's last calls inside PMPI_Finalize. */
 int MPI_Init(int *argc, char ***argv)
 {
+    hmpi_mpi_check_library(); /* again: a Python program loads its MPI after libhmpi */
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS) {
         hmpi_mpi_state = HMPI_STATE_RUNNING;
@@ -91,6 +96,7 @@ HMPI_PMPI(Init)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    hmpi_mpi_check_library();
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS) {
         hmpi_mpi_state = HMPI_STATE_RUNNING;
