@@ -154,9 +154,10 @@ static int distance(const char *a, const char *b)
                 best = d[i - 1][j] + 1;
             if (d[i][j - 1] + 1 < best)
                 best = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && toupper((unsigned char)a[i - 1]) == toupper((unsigned char)b[j - 2]) &&
-                toupper((unsigned char)a[i - 2]) == toupper((unsigned char)b[j - 1]) &&
-                d[i - 2][j - 2] + 1 < best)
+            int swapped = i > 1 && j > 1 &&
+                          toupper((unsigned char)a[i - 1]) == toupper((unsigned char)b[j - 2]) &&
+                          toupper((unsigned char)a[i - 2]) == toupper((unsigned char)b[j - 1]);
+            if (swapped && d[i - 2][j - 2] + 1 < best)
                 best = d[i - 2][j - 2] + 1;
             d[i][j] = best;
         }
@@ -185,10 +186,12 @@ const char *hmpi_knob_closest(const char *name)
 static int known_name(const char *name, size_t len)
 {
     for (int i = 0; i < hmpi_knob_count; i++)
-        if (strlen(hmpi_knob_table[i].name) == len && memcmp(hmpi_knob_table[i].name, name, len) == 0)
+        if (strlen(hmpi_knob_table[i].name) == len &&
+            memcmp(hmpi_knob_table[i].name, name, len) == 0)
             return 1;
     for (int i = 0; i < hmpi_knob_tool_var_count; i++)
-        if (strlen(hmpi_knob_tool_vars[i]) == len && memcmp(hmpi_knob_tool_vars[i], name, len) == 0)
+        if (strlen(hmpi_knob_tool_vars[i]) == len &&
+            memcmp(hmpi_knob_tool_vars[i], name, len) == 0)
             return 1;
     return 0;
 }

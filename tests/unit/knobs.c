@@ -341,8 +341,8 @@ static void test_names(void)
     unsetenv("HMPI_STAT");
     setenv("HMPI_FOOBARBAZQUUX", "1", 1);
     CHECK(capturing(hmpi_knobs_check_names, out, sizeof out) == 1, "HMPI_FOOBARBAZQUUX");
-    CHECK(strstr(out, "HMPI_FOOBARBAZQUUX is not an HMPI setting") && !strstr(out, "did you mean") &&
-              strstr(out, "hmpi_info"),
+    CHECK(strstr(out, "HMPI_FOOBARBAZQUUX is not an HMPI setting") &&
+              !strstr(out, "did you mean") && strstr(out, "hmpi_info"),
           "HMPI_FOOBARBAZQUUX: [%s]", out);
     setenv("HMPI_NODESIZE", "2", 1);
     CHECK(capturing(hmpi_knobs_check_names, out, sizeof out) == 2, "two unknown names");
