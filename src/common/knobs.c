@@ -1,12 +1,16 @@
 /* knobs.c: strict parsing of the HMPI_* knob table (knobs.def).
- * A bad value is an error naming the knob and its range, never a silent default.
+ * A bad value is an error naming the knob and its range, never a silent default; an
+ * HMPI_* variable that is no knob is a warning naming the closest one.
  * No MPI calls in here: the unit tests and the fuzzer use it alone. */
 #include "knobs.h"
 #include "log.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+extern char **environ;
 
 const hmpi_knob_info_t hmpi_knob_table[] = {
 #define X(name, type, def, min, max, doc) {#name, HMPI_KNOB_##type, def, min, max, doc},
@@ -14,6 +18,14 @@ const hmpi_knob_info_t hmpi_knob_table[] = {
 #undef X
 };
 const int hmpi_knob_count = (int)(sizeof(hmpi_knob_table) / sizeof(hmpi_knob_table[0]));
+
+/* HMPI_* variables that are not knobs of the library but of HMPI's tools, never warned
+ * about: hmpirun reads LIB and LAUNCHER, hmpicc CC, INCDIR and LIBDIR, hmpi-opify
+ * OPIFY_LIBCLANG; the docs' examples export PREFIX (docs/launchers.md). */
+const char *const hmpi_knob_tool_vars[] = {"LIB", "LAUNCHER", "CC", "INCDIR", "LIBDIR",
+                                           "OPIFY_LIBCLANG", "PREFIX"};
+const int hmpi_knob_tool_var_count =
+    (int)(sizeof(hmpi_knob_tool_vars) / sizeof(hmpi_knob_tool_vars[0]));
 
 hmpi_knobs_t hmpi_knobs;
 
@@ -119,4 +131,95 @@ int hmpi_knobs_load(void)
 #include "knobs.def"
 #undef X
     return rc;
+}
+
+/* Edit distance between a and b, case aside, with a swap of two neighbours counting as
+ * one edit (HMPI_STAST); names longer than NAME_MAX_EDIT are not compared (-1). */
+enum { NAME_MAX_EDIT = 47 };
+static int distance(const char *a, const char *b)
+{
+    size_t m = strlen(a), n = strlen(b);
+    if (m > NAME_MAX_EDIT || n > NAME_MAX_EDIT)
+        return -1;
+    int d[NAME_MAX_EDIT + 1][NAME_MAX_EDIT + 1];
+    for (size_t i = 0; i <= m; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= n; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= m; i++) {
+        for (size_t j = 1; j <= n; j++) {
+            int same = toupper((unsigned char)a[i - 1]) == toupper((unsigned char)b[j - 1]);
+            int best = d[i - 1][j - 1] + !same;
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            int swapped = i > 1 && j > 1 &&
+                          toupper((unsigned char)a[i - 1]) == toupper((unsigned char)b[j - 2]) &&
+                          toupper((unsigned char)a[i - 2]) == toupper((unsigned char)b[j - 1]);
+            if (swapped && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[m][n];
+}
+
+const char *hmpi_knob_closest(const char *name)
+{
+    const char *best = NULL;
+    int best_d = 0;
+    for (int i = 0; i < hmpi_knob_count; i++) {
+        const char *k = hmpi_knob_table[i].name;
+        int d = distance(name, k);
+        /* Close enough to be a slip: two edits, or a third of the knob's name. */
+        if (d < 0 || (d > 2 && 3 * d > (int)strlen(k)))
+            continue;
+        if (!best || d < best_d) {
+            best = k;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+static int known_name(const char *name, size_t len)
+{
+    for (int i = 0; i < hmpi_knob_count; i++)
+        if (strlen(hmpi_knob_table[i].name) == len &&
+            memcmp(hmpi_knob_table[i].name, name, len) == 0)
+            return 1;
+    for (int i = 0; i < hmpi_knob_tool_var_count; i++)
+        if (strlen(hmpi_knob_tool_vars[i]) == len &&
+            memcmp(hmpi_knob_tool_vars[i], name, len) == 0)
+            return 1;
+    return 0;
+}
+
+int hmpi_knobs_check_names(void)
+{
+    int unknown = 0;
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "HMPI_", 5) != 0)
+            continue;
+        const char *name = *e + 5, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        if (known_name(name, len))
+            continue;
+        char copy[NAME_MAX_EDIT + 2];
+        const char *near = NULL;
+        if (len <= NAME_MAX_EDIT) {
+            memcpy(copy, name, len);
+            copy[len] = '\0';
+            near = hmpi_knob_closest(copy);
+        }
+        if (near)
+            hmpi_log_warning("HMPI_%.*s is not an HMPI setting, ignored: did you mean HMPI_%s?",
+                             (int)(len > 200 ? 200 : len), name, near);
+        else
+            hmpi_log_warning("HMPI_%.*s is not an HMPI setting, ignored ('hmpi_info' lists them)",
+                             (int)(len > 200 ? 200 : len), name);
+        unknown++;
+    }
+    return unknown;
 }

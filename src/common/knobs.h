@@ -30,10 +30,21 @@ typedef struct {
 extern HMPI_HIDDEN hmpi_knobs_t hmpi_knobs;
 extern const hmpi_knob_info_t hmpi_knob_table[];
 extern const int hmpi_knob_count;
+/* HMPI_* names (without the prefix) that HMPI's tools read: not knobs, never warned about. */
+extern const char *const hmpi_knob_tool_vars[];
+extern const int hmpi_knob_tool_var_count;
 
 /* Reads every knob from the environment. Returns 0, or -1 after printing a message
  * that names the bad knob and its accepted range. */
 int hmpi_knobs_load(void);
+
+/* Warns (one line each) about every HMPI_* variable of the environment that is neither a
+ * knob nor a tool's, naming the closest knob when one is close. Returns how many. */
+int hmpi_knobs_check_names(void);
+
+/* The knob (name without HMPI_) closest to name, case aside, or NULL if none is close
+ * enough to be a slip of the keyboard. */
+const char *hmpi_knob_closest(const char *name);
 
 /* Parses one value of the given type into *out_p. Returns 0 or -1 (out untouched). */
 int hmpi_knob_parse(const hmpi_knob_info_t *knob, const char *text, long long *out_p);

@@ -1,6 +1,8 @@
 /* knobs.c: the HMPI_* knob table and its strict parser. Sizes with K/M/G/T suffixes,
  * ranges, garbage, signs, empty values; hmpi_knobs_load with a bad environment value
- * fails and says which knob (stderr captured through a pipe). No MPI calls. */
+ * fails and says which knob (stderr captured through a pipe); an HMPI_* variable that is
+ * no knob is a warning naming the closest knob, the tools' variables are not; lines held
+ * by the log are written only when released. No MPI calls. */
 #include "../check.h"
 #include "common/knobs.h"
 #include "common/log.h"
@@ -150,8 +152,8 @@ static void clear_env(void)
     }
 }
 
-/* Runs hmpi_knobs_load with stderr going into buf; returns its result. */
-static int load_capturing(char *buf, size_t len)
+/* Runs fn with stderr going into buf; returns its result. */
+static int capturing(int (*fn)(void), char *buf, size_t len)
 {
     int fds[2];
     CHECK(pipe(fds) == 0, "pipe: %s", strerror(errno));
@@ -159,7 +161,7 @@ static int load_capturing(char *buf, size_t len)
     int saved = dup(STDERR_FILENO);
     CHECK(saved >= 0 && dup2(fds[1], STDERR_FILENO) == STDERR_FILENO, "dup2");
     close(fds[1]);
-    int rc = hmpi_knobs_load();
+    int rc = fn();
     fflush(stderr);
     CHECK(dup2(saved, STDERR_FILENO) == STDERR_FILENO, "restoring stderr");
     close(saved);
@@ -170,6 +172,11 @@ static int load_capturing(char *buf, size_t len)
     buf[got] = '\0';
     close(fds[0]);
     return rc;
+}
+
+static int load_capturing(char *buf, size_t len)
+{
+    return capturing(hmpi_knobs_load, buf, len);
 }
 
 static void expect_bad(const char *env, const char *value, const char *text1, const char *text2)
@@ -245,11 +252,123 @@ static void test_load(void)
     clear_env();
 }
 
+static void closest(const char *name, const char *want)
+{
+    const char *got = hmpi_knob_closest(name);
+    CHECK(want ? got && strcmp(got, want) == 0 : got == NULL, "closest to %s: %s, want %s", name,
+          got ? got : "none", want ? want : "none");
+}
+
+/* Removes every HMPI_* variable, knob or not. */
+static void clear_all_hmpi(void)
+{
+    extern char **environ;
+    for (int again = 1; again;) {
+        again = 0;
+        for (char **e = environ; *e; e++) {
+            if (strncmp(*e, "HMPI_", 5) == 0) {
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
+                unsetenv(name);
+                again = 1;
+                break;
+            }
+        }
+    }
+}
+
+static int emit_three(void)
+{
+    hmpi_log_error("first %d", 1);
+    hmpi_log_warning("second");
+    hmpi_log_info("third");
+    return (int)hmpi_log_held();
+}
+
+static int hold_and_drop(void)
+{
+    hmpi_log_hold();
+    int held = emit_three();
+    hmpi_log_release(0);
+    return held;
+}
+
+static int hold_and_print(void)
+{
+    hmpi_log_hold();
+    int held = emit_three();
+    hmpi_log_release(1);
+    return held;
+}
+
+static int hold_overflow(void)
+{
+    hmpi_log_hold();
+    for (int i = 0; i < 100; i++)
+        hmpi_log_info("line %03d of a long run of lines that will not all fit .........", i);
+    hmpi_log_release(1);
+    return 0;
+}
+
+static void test_names(void)
+{
+    char out[8192];
+    closest("STAT", "STATS");
+    closest("stats", "STATS");
+    closest("STAST", "STATS");
+    closest("NODESIZE", "NODE_SIZE");
+    closest("HEAPSIZE", "HEAP_SIZE");
+    closest("SYNERGISTIC_MINIMUM", "SYNERGISTIC_MIN");
+    closest("EAGER_DELAY", "EAGER_DELAY_US");
+    closest("FOOBARBAZQUUX", NULL);
+    closest("TOTALLY_UNRELATED_NAME", NULL);
+
+    /* Knobs and the tools' variables are quiet; a misspelt knob is one warning line. */
+    clear_all_hmpi();
+    setenv("HMPI_STATS", "1", 1);
+    for (int i = 0; i < hmpi_knob_tool_var_count; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "HMPI_%s", hmpi_knob_tool_vars[i]);
+        setenv(name, "/somewhere", 1);
+    }
+    CHECK(capturing(hmpi_knobs_check_names, out, sizeof out) == 0 && out[0] == '\0',
+          "known names warned about: [%s]", out);
+    setenv("HMPI_STAT", "1", 1);
+    CHECK(capturing(hmpi_knobs_check_names, out, sizeof out) == 1, "HMPI_STAT not counted");
+    CHECK(strcmp(out, "hmpi: warning: HMPI_STAT is not an HMPI setting, ignored: did you mean "
+                      "HMPI_STATS?\n") == 0,
+          "HMPI_STAT: [%s]", out);
+    unsetenv("HMPI_STAT");
+    setenv("HMPI_FOOBARBAZQUUX", "1", 1);
+    CHECK(capturing(hmpi_knobs_check_names, out, sizeof out) == 1, "HMPI_FOOBARBAZQUUX");
+    CHECK(strstr(out, "HMPI_FOOBARBAZQUUX is not an HMPI setting") &&
+              !strstr(out, "did you mean") && strstr(out, "hmpi_info"),
+          "HMPI_FOOBARBAZQUUX: [%s]", out);
+    setenv("HMPI_NODESIZE", "2", 1);
+    CHECK(capturing(hmpi_knobs_check_names, out, sizeof out) == 2, "two unknown names");
+    CHECK(strstr(out, "did you mean HMPI_NODE_SIZE?"), "HMPI_NODESIZE: [%s]", out);
+    clear_all_hmpi();
+
+    /* Held lines: nothing written until released, and then all of them, in order. */
+    CHECK(capturing(hold_and_drop, out, sizeof out) > 0 && out[0] == '\0',
+          "dropped lines were written: [%s]", out);
+    CHECK(capturing(hold_and_print, out, sizeof out) > 0, "nothing held");
+    CHECK(strcmp(out, "hmpi: error: first 1\nhmpi: warning: second\nhmpi: third\n") == 0,
+          "released lines: [%s]", out);
+    CHECK(capturing(emit_three, out, sizeof out) == 0 && strstr(out, "third"),
+          "after release, lines go straight out: [%s]", out);
+    capturing(hold_overflow, out, sizeof out);
+    CHECK(strstr(out, "line 000 ") && !strstr(out, "line 099 ") &&
+              strcmp(out + strlen(out) - 4, "...\n") == 0 && strlen(out) <= 4096,
+          "overflowing hold: %zu bytes, ends [%s]", strlen(out), out + strlen(out) - 20);
+}
+
 int main(void)
 {
     test_parse();
     test_table();
     test_load();
+    test_names();
     printf("knobs: ok (%d knobs)\n", hmpi_knob_count);
     return 0;
 }
