@@ -16,14 +16,32 @@ static const char *type_name(hmpi_knob_type_t t)
     case HMPI_KNOB_INT: return "int";
     case HMPI_KNOB_SIZE: return "size";
     case HMPI_KNOB_STR: return "string";
+    case HMPI_KNOB_WORD: return "word";
     }
     return "?";
+}
+
+/* "a|b|c" as "a, b, c" (a '|' would split a Markdown table's cell). */
+static void words_text(const char *w, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (; w != NULL && *w != '\0' && n + 3 < len; w++) {
+        if (*w == '|') {
+            buf[n++] = ',';
+            buf[n++] = ' ';
+        } else {
+            buf[n++] = *w;
+        }
+    }
+    buf[n] = '\0';
 }
 
 static void range_text(const hmpi_knob_info_t *k, char *buf, size_t len)
 {
     if (k->type == HMPI_KNOB_STR)
         snprintf(buf, len, "-");
+    else if (k->type == HMPI_KNOB_WORD)
+        words_text(hmpi_knob_words(k), buf, len);
     else if (k->type == HMPI_KNOB_BOOL)
         snprintf(buf, len, "0..1");
     else
@@ -71,7 +89,7 @@ int main(int argc, char **argv)
         snprintf(env, sizeof env, "HMPI_%s", k->name);
         range_text(k, range, sizeof range);
         const char *set = getenv(env);
-        printf("  %-22s %-6s default %-10s range %-24s%s%s%s\n      %s\n", env,
+        printf("  %-22s %-6s default %-10s range %-24s %s%s%s\n      %s\n", env,
                type_name(k->type), k->def, range, set ? "now '" : "", set ? set : "",
                set ? "'" : "", k->doc);
     }

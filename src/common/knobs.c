@@ -29,6 +29,40 @@ const int hmpi_knob_tool_var_count =
 
 hmpi_knobs_t hmpi_knobs;
 
+/* The words of each WORD knob, by name (knobs.def lists them with WORDS below the knob). */
+static const struct {
+    const char *name, *words;
+} word_table[] = {
+#define X(name, type, def, min, max, doc)
+#define WORDS(name, words) {#name, words},
+#include "knobs.def"
+#undef WORDS
+#undef X
+};
+
+const char *hmpi_knob_words(const hmpi_knob_info_t *knob)
+{
+    if (knob->type != HMPI_KNOB_WORD)
+        return NULL;
+    for (size_t i = 0; i < sizeof word_table / sizeof word_table[0]; i++)
+        if (strcmp(word_table[i].name, knob->name) == 0)
+            return word_table[i].words;
+    return NULL;
+}
+
+int hmpi_knob_word_ok(const hmpi_knob_info_t *knob, const char *text)
+{
+    const char *w = hmpi_knob_words(knob);
+    size_t n = strlen(text);
+    while (w != NULL && *w != '\0') {
+        size_t len = strcspn(w, "|");
+        if (n > 0 && len == n && strncmp(w, text, n) == 0)
+            return 1;
+        w += len + (w[len] == '|');
+    }
+    return 0;
+}
+
 static int parse_integer(const char *text, int allow_suffix, long long *out_p)
 {
     char *end;
@@ -67,7 +101,7 @@ static int parse_integer(const char *text, int allow_suffix, long long *out_p)
 int hmpi_knob_parse(const hmpi_knob_info_t *knob, const char *text, long long *out_p)
 {
     long long v;
-    if (knob->type == HMPI_KNOB_STR)
+    if (knob->type == HMPI_KNOB_STR || knob->type == HMPI_KNOB_WORD)
         return -1;
     if (parse_integer(text, knob->type == HMPI_KNOB_SIZE, &v) != 0)
         return -1;
@@ -93,6 +127,17 @@ static void describe_range(const hmpi_knob_info_t *knob, char *buf, size_t len)
     case HMPI_KNOB_STR:
         snprintf(buf, len, "a non-empty string");
         break;
+    case HMPI_KNOB_WORD: {
+        const char *w = hmpi_knob_words(knob);
+        size_t n = (size_t)snprintf(buf, len, "one of ");
+        for (; w != NULL && *w != '\0' && n + 3 < len; w++) { /* "a|b" as "a, b" */
+            if (*w == '|')
+                buf[n++] = ',';
+            buf[n++] = *w == '|' ? ' ' : *w;
+        }
+        buf[n < len ? n : len - 1] = '\0';
+        break;
+    }
     }
 }
 
@@ -106,6 +151,12 @@ static int load_one(const hmpi_knob_info_t *knob, void *field)
         text = knob->def;
     if (knob->type == HMPI_KNOB_STR) {
         if (text[0] == '\0')
+            goto bad;
+        *(const char **)field = text;
+        return 0;
+    }
+    if (knob->type == HMPI_KNOB_WORD) {
+        if (!hmpi_knob_word_ok(knob, text))
             goto bad;
         *(const char **)field = text;
         return 0;

@@ -25,7 +25,7 @@
 /* The grammar, spelt out without strtoull. */
 static int reference(const hmpi_knob_info_t *k, const char *s, long long *out_p)
 {
-    if (k->type == HMPI_KNOB_STR)
+    if (k->type == HMPI_KNOB_STR || k->type == HMPI_KNOB_WORD)
         return -1;
     const char *p = s;
     unsigned long long v = 0;

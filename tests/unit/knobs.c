@@ -112,8 +112,23 @@ static void test_parse(void)
     /* INT 0..2 */
     accepts("VERBOSE", "2", 2);
     rejects("VERBOSE", "3");
-    /* STR is not a number */
+    /* STR and WORD are not numbers */
     rejects("SHM_DIR", "/dev/shm");
+    rejects("HUGEPAGES", "0");
+    /* WORD: exactly one of its words, nothing more or less */
+    const hmpi_knob_info_t *hp = knob("HUGEPAGES");
+    CHECK(hp->type == HMPI_KNOB_WORD && hmpi_knob_words(hp) != NULL, "HUGEPAGES is no WORD knob");
+    CHECK(strcmp(hmpi_knob_words(hp), "auto|off|advise|collapse") == 0, "HUGEPAGES words '%s'",
+          hmpi_knob_words(hp));
+    static const char *const good[] = {"auto", "off", "advise", "collapse"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        CHECK(hmpi_knob_word_ok(hp, good[i]), "HUGEPAGES='%s' refused", good[i]);
+    static const char *const bad[] = {"", "|", "auto|off", "Auto", "auto ", " off", "of",
+                                      "offf", "collaps", "advise|", "|auto", "none"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(!hmpi_knob_word_ok(hp, bad[i]), "HUGEPAGES='%s' accepted", bad[i]);
+    CHECK(hmpi_knob_words(knob("SHM_DIR")) == NULL && !hmpi_knob_word_ok(knob("SHM_DIR"), "x"),
+          "a STR knob has words");
 }
 
 /* The table itself: names are upper case, every default is valid, ranges are sane. */
@@ -131,6 +146,12 @@ static void test_table(void)
             CHECK(strcmp(k->name, hmpi_knob_table[j].name) != 0, "knob %s twice", k->name);
         if (k->type == HMPI_KNOB_STR) {
             CHECK(k->def[0] != '\0', "string knob %s has an empty default", k->name);
+            continue;
+        }
+        if (k->type == HMPI_KNOB_WORD) {
+            CHECK(hmpi_knob_words(k) != NULL, "word knob %s lists no words (WORDS)", k->name);
+            CHECK(hmpi_knob_word_ok(k, k->def), "word knob %s: its default '%s' is not one of %s",
+                  k->name, k->def, hmpi_knob_words(k));
             continue;
         }
         long long v = SENTINEL;
@@ -211,6 +232,7 @@ static void test_load(void)
     CHECK(hmpi_knobs.SHM_MIN_FREE == 64LL << 20, "default SHM_MIN_FREE %lld",
           hmpi_knobs.SHM_MIN_FREE);
     CHECK(strcmp(hmpi_knobs.SHM_DIR, "/dev/shm") == 0, "default SHM_DIR '%s'", hmpi_knobs.SHM_DIR);
+    CHECK(strcmp(hmpi_knobs.HUGEPAGES, "auto") == 0, "default HUGEPAGES '%s'", hmpi_knobs.HUGEPAGES);
 
     /* Good values from the environment. */
     clear_env();
@@ -218,9 +240,11 @@ static void test_load(void)
     setenv("HMPI_NODE_SIZE", "3", 1);
     setenv("HMPI_SHM_DIR", "/tmp/x", 1);
     setenv("HMPI_DISABLE", "1", 1);
+    setenv("HMPI_HUGEPAGES", "collapse", 1);
     CHECK(load_capturing(out, sizeof out) == 0 && out[0] == '\0', "good values: [%s]", out);
     CHECK(hmpi_knobs.HEAP_SIZE == 1LL << 30 && hmpi_knobs.NODE_SIZE == 3 &&
-              hmpi_knobs.DISABLE == 1 && strcmp(hmpi_knobs.SHM_DIR, "/tmp/x") == 0,
+              hmpi_knobs.DISABLE == 1 && strcmp(hmpi_knobs.SHM_DIR, "/tmp/x") == 0 &&
+              strcmp(hmpi_knobs.HUGEPAGES, "collapse") == 0,
           "values from the environment not loaded");
 
     /* Bad values: -1 and one line naming the knob, the value and the range. */
@@ -232,6 +256,9 @@ static void test_load(void)
                "an integer from 0 to 1048576");
     expect_bad("HMPI_DISABLE", "yes", "HMPI_DISABLE='yes' is not valid", "0 or 1");
     expect_bad("HMPI_SHM_DIR", "", "HMPI_SHM_DIR='' is not valid", NULL);
+    expect_bad("HMPI_HUGEPAGES", "on", "HMPI_HUGEPAGES='on' is not valid",
+               "one of auto, off, advise, collapse");
+    expect_bad("HMPI_HUGEPAGES", "", "HMPI_HUGEPAGES='' is not valid", NULL);
 
     /* With the world rank known, the line says it. */
     hmpi_log_rank = 5;
