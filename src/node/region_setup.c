@@ -8,6 +8,7 @@
 #include "../common/knobs.h"
 #include "../common/log.h"
 #include "../heap/heap.h"
+#include "../heap/hugepage.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -25,6 +26,9 @@ typedef struct {
     uintptr_t addr;      /* proposed address */
     size_t len;          /* bytes of the whole region */
     char path[256];
+    int huge;            /* hmpi_hugepage_method_t the leader chose for the node */
+    int huge_rc;         /* what hmpi_hugepage_setup returned there */
+    char huge_why[384];  /* and why (said by the leader) */
 } offer_t;
 
 /* MIN over the node of a local yes (1) / no (0). */
@@ -74,7 +78,21 @@ static int make_offer(offer_t *o)
     }
     close(fd); /* every rank, this one included, opens it by name below */
     o->addr = hmpi_region_pick_addr(o->len);
+    o->huge_rc = hmpi_hugepage_setup(hmpi_knobs.HUGEPAGES, dir, o->huge_why, sizeof o->huge_why);
+    o->huge = (int)hmpi_hugepage_method();
     return 0;
+}
+
+/* Huge pages for the heap (HMPI_HUGEPAGES): the leader finds what the node's kernel
+ * offers (one probe per node, in make_offer), every rank applies it to its own mapping,
+ * the leader says what. */
+static void huge_pages_setup(const offer_t *o, int leader)
+{
+    hmpi_hugepage_set((hmpi_hugepage_method_t)o->huge);
+    hmpi_hugepage_region((void *)o->addr, o->len);
+    if (leader && (o->huge_rc == 1 || hmpi_knobs.VERBOSE >= 1))
+        hmpi_log_info("huge pages: %s (%s)", hmpi_hugepage_name((hmpi_hugepage_method_t)o->huge),
+                      o->huge_why);
 }
 
 int hmpi_node_region_setup(void)
@@ -132,6 +150,7 @@ int hmpi_node_region_setup(void)
     if (hmpi_knobs.VERBOSE >= 1 && leader)
         hmpi_log_info("shared heap: %d ranks, %zu GiB per rank at %p", hmpi_node.size,
                       ((size_t)1 << o.shift) >> 30, (void *)o.addr);
+    huge_pages_setup(&o, leader);
     return 0;
 
 fail:
