@@ -206,7 +206,7 @@ hmpi_hugepage_method_t hmpi_hugepage_detect(const char *dir, char *why, size_t w
         return HMPI_HUGEPAGE_FS;
     }
     if (strcmp(huge, "advise") == 0) {
-        snprintf(why, whylen, "%s is a tmpfs mounted huge=advise: MADV_HUGEPAGE on the region",
+        snprintf(why, whylen, "%s is a tmpfs mounted huge=advise: MADV_HUGEPAGE on the heap",
                  dir);
         return HMPI_HUGEPAGE_ADVISE;
     }

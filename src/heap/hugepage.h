@@ -47,8 +47,8 @@ hmpi_hugepage_method_t hmpi_hugepage_method(void);
 /* "off", "fs", "advise", "collapse". */
 const char *hmpi_hugepage_name(hmpi_hugepage_method_t m);
 
-/* At attach, once the region [p, p+len) is mapped in this process: the region-wide part
- * of the method (ADVISE: MADV_HUGEPAGE over it). Returns 0, or -1 when the kernel
+/* At attach, once the region is mapped in this process, for its slices [p, p+len): the
+ * region-wide part of the method (ADVISE: MADV_HUGEPAGE over them). Returns 0, or -1 when the kernel
  * refused the advice (said on stderr; the method is then off). */
 int hmpi_hugepage_region(void *p, size_t len);
 

@@ -84,12 +84,13 @@ static int make_offer(offer_t *o)
 }
 
 /* Huge pages for the heap (HMPI_HUGEPAGES): the leader finds what the node's kernel
- * offers (one probe per node, in make_offer), every rank applies it to its own mapping,
- * the leader says what. */
+ * offers (one probe per node, in make_offer), every rank applies it to its own mapping
+ * of the slices (not the control area: its sparse small structures would each take a
+ * 2 MiB page), the leader says what. */
 static void huge_pages_setup(const offer_t *o, int leader)
 {
     hmpi_hugepage_set((hmpi_hugepage_method_t)o->huge);
-    hmpi_hugepage_region((void *)o->addr, o->len);
+    hmpi_hugepage_region((void *)(o->addr + HMPI_REGION_ALIGN), o->len - HMPI_REGION_ALIGN);
     if (leader && (o->huge_rc == 1 || hmpi_knobs.VERBOSE >= 1))
         hmpi_log_info("huge pages: %s (%s)", hmpi_hugepage_name((hmpi_hugepage_method_t)o->huge),
                       o->huge_why);
