@@ -393,8 +393,8 @@ int main(int argc, char **argv)
         printf("# compute: tests=%s%s sizes=%zu..%zu (%d) accesses=%ld reps=%d ranks=%d\n",
                o.tests & 1u << T_RANDOM ? "random," : "", o.tests & 1u << T_TRIAD ? "triad" : "",
                sizes[0], sizes[n - 1], n, o.accesses, o.reps, r.nranks);
-        printf("# mpi: %s\n# hmpi: %s; THP enabled=%s, shmem_enabled=%s, %s %s, HMPI_HUGEPAGES=%s\n",
-               version, hmpi, en, sh, shm_dir, dir,
+        printf("# mpi: %s\n# hmpi: %s; THP enabled=%s, shmem_enabled=%s, %s %s, "
+               "HMPI_HUGEPAGES=%s\n", version, hmpi, en, sh, shm_dir, dir,
                getenv("HMPI_HUGEPAGES") ? getenv("HMPI_HUGEPAGES") : "(auto)");
         printf("test,size,value,unit\n");
         fflush(stdout);

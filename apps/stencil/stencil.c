@@ -447,7 +447,8 @@ int main(int argc, char **argv)
             double t = median(tot, o.reps), c = median(comp, o.reps), m = median(comm, o.reps);
             printf("# N=%d: residual %.12g at step 1, %.12g at step %d; sum of u %.15g\n", n, res0,
                    resl, o.steps < 64 ? o.steps : 64, sum);
-            printf("total,%zu,%.6g,us\ncompute,%zu,%.6g,us\ncomm,%zu,%.6g,us\ncomm_pct,%zu,%.4g,%%\n",
+            printf("total,%zu,%.6g,us\ncompute,%zu,%.6g,us\ncomm,%zu,%.6g,us\n"
+                   "comm_pct,%zu,%.4g,%%\n",
                    bytes, t * 1e6, bytes, c * 1e6, bytes, m * 1e6, bytes, 100.0 * m / t);
             fflush(stdout);
         }

@@ -48,8 +48,8 @@ hmpi_hugepage_method_t hmpi_hugepage_method(void);
 const char *hmpi_hugepage_name(hmpi_hugepage_method_t m);
 
 /* At attach, once the region is mapped in this process, for its slices [p, p+len): the
- * region-wide part of the method (ADVISE: MADV_HUGEPAGE over them). Returns 0, or -1 when the kernel
- * refused the advice (said on stderr; the method is then off). */
+ * region-wide part of the method (ADVISE: MADV_HUGEPAGE over them). Returns 0, or -1 when
+ * the kernel refused the advice (said on stderr; the method is then off). */
 int hmpi_hugepage_region(void *p, size_t len);
 
 /* For a large block [p, p+len) of the shared heap: backs every whole, 2 MiB-aligned

@@ -35,7 +35,8 @@ static long long smaps_bytes(const void *p, const char *field)
     while (fgets(line, sizeof line, f)) {
         unsigned long lo, hi;
         char c;
-        if (sscanf(line, "%lx-%lx %c", &lo, &hi, &c) == 3 && strchr(line, '-') < strchr(line, ' ')) {
+        if (sscanf(line, "%lx-%lx %c", &lo, &hi, &c) == 3 &&
+            strchr(line, '-') < strchr(line, ' ')) {
             in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
             continue;
         }
