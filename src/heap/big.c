@@ -5,8 +5,10 @@
  * a freed extent's pages go back to the system (punched out of the shared file, or dropped
  * from private memory), so it reads zero when handed out again, as a fresh mapping does.
  * Big blocks are few and large: one mutex per range; the lists live in private anonymous
- * memory (never malloc, which may be what called us). No MPI in here. */
+ * memory (never malloc, which may be what called us). A shared block's whole 2 MiB ranges
+ * get huge pages where HMPI_HUGEPAGES does that per block (hugepage.h). No MPI in here. */
 #include "big.h"
+#include "hugepage.h"
 #include "../common/log.h"
 
 #include <stdbool.h>
@@ -197,6 +199,8 @@ void *hmpi_extents_alloc(hmpi_extents_t *x, size_t n, size_t align)
     }
 out:
     pthread_mutex_unlock(&x->lock);
+    if (p != NULL && x->shared) /* fresh (punched) pages: huge ones, outside the lock */
+        hmpi_hugepage_back(p, size);
     return p;
 }
 
@@ -205,7 +209,7 @@ void *hmpi_extents_resize(hmpi_extents_t *x, void *p, size_t n)
     if (n == 0 || n > atomic_load_explicit(&x->len, memory_order_acquire))
         return NULL;
     size_t size = round_up(n, HMPI_HEAP_BIG_GRAIN);
-    hmpi_extent_t tail = {0, 0};
+    hmpi_extent_t tail = {0, 0}, grown = {0, 0};
     void *r = NULL;
     pthread_mutex_lock(&x->lock);
     long u = used_find(x, (uintptr_t)p);
@@ -225,6 +229,11 @@ void *hmpi_extents_resize(hmpi_extents_t *x, void *p, size_t n)
         f->len -= need;
         if (f->len == 0)
             list_remove_at(&x->free, i);
+        /* From the 2 MiB boundary at or below the old end: the range it straddled is
+         * whole inside the block now (its old part is kept by the collapse). */
+        uintptr_t from = (b->start + b->len) & ~(uintptr_t)(HMPI_HEAP_BIG_PAGE - 1);
+        from = from > b->start ? from : b->start;
+        grown = (hmpi_extent_t){from, b->start + size - from};
         b->len = size;
         r = p;
     }
@@ -232,6 +241,8 @@ out:
     pthread_mutex_unlock(&x->lock);
     if (tail.len)
         release(x, tail);
+    if (grown.len && x->shared)
+        hmpi_hugepage_back((void *)grown.start, grown.len);
     return r;
 }
 

@@ -9,9 +9,13 @@
  *    2 MiB at each end that stays in 4 KiB pages;
  *  - a peer that mapped and read the block in 4 KiB pages before the collapse, and one
  *    that maps the file afresh after it, both read the same bytes and get PMD entries;
- *    a peer's writes afterwards are seen here.
+ *    a peer's writes afterwards are seen here;
+ *  - then through the allocator (slice 1 attached): a big block from hmpi_heap_malloc, and
+ *    its growth in place by hmpi_heap_realloc, come in huge pages, exactly their whole
+ *    2 MiB ranges, reading zero and keeping what was written; freed, the pages go.
  * Exits 77 (skipped, the reason printed) when the kernel refuses every method. No MPI. */
 #include "test_util.h"
+#include "heap/big.h"
 #include "heap/hugepage.h"
 
 #include <signal.h>
@@ -141,6 +145,41 @@ static void peer_finish(peer_t *pr, block_t *b, int expect_pmd)
     check_contents(b, "after a peer wrote");
 }
 
+/* Big blocks of the heap (attached on slice 1 here) under the method: the allocator backs
+ * them as hmpi_hugepage_back does (exactly their whole 2 MiB ranges) and their pages go
+ * when they are freed. */
+static void test_heap(int collapse)
+{
+    CHECK(hmpi_heap_attach(fx.base, HMPI_REGION_ALIGN, fx.shift, 2, 1, fx.fd) == 0, "attach");
+    long long pmd0 = smaps_bytes((void *)fx.base, "ShmemPmdMapped");
+    size_t n = HMPI_HEAP_BIG_MIN + 8 * HP + 12345; /* 48 MiB and a bit: 24 whole ranges */
+    char *p = hmpi_heap_malloc(n);
+    CHECK(p != NULL && hmpi_heap_owner(p) == 1, "big block %p not in slice 1", (void *)p);
+    CHECK((uintptr_t)p % HP == 0, "big block %p not 2 MiB-aligned", (void *)p);
+    long long got = smaps_bytes(p, "ShmemPmdMapped") - pmd0;
+    size_t want = collapse ? n / HP * HP : 0;
+    CHECK(got == (long long)want, "a %zu-byte big block: %lld bytes PMD-mapped, want %zu", n,
+          got, want);
+    CHECK(zero_check(p, n) == (size_t)-1, "a fresh big block does not read zero");
+    pat_fill(p, n, 41);
+    /* Grown in place (nothing after it in the big area yet): the new part too, and the
+     * 2 MiB range the old end straddled. */
+    size_t n2 = 2 * n;
+    char *q = hmpi_heap_realloc(p, n2);
+    CHECK(q == p, "realloc of the only big block moved it (%p -> %p)", (void *)p, (void *)q);
+    got = smaps_bytes(p, "ShmemPmdMapped") - pmd0;
+    want = collapse ? n2 / HP * HP : 0;
+    CHECK(got == (long long)want, "grown to %zu bytes: %lld bytes PMD-mapped, want %zu", n2,
+          got, want);
+    CHECK(pat_check(p, n, 41) == (size_t)-1, "the grown block lost its old bytes");
+    CHECK(zero_check(p + n, n2 - n) == (size_t)-1, "the grown part does not read zero");
+    hmpi_heap_free(p);
+    got = smaps_bytes((void *)fx.base, "ShmemPmdMapped") - pmd0;
+    CHECK(got == 0, "%lld bytes still PMD-mapped after the free", got);
+    printf("hugepage: heap: a %zu-byte big block and its growth to %zu: %s\n", n, n2,
+           collapse ? "huge pages, exactly" : "no huge pages by hand (as the method says)");
+}
+
 int main(void)
 {
     const char *word = getenv("HMPI_HUGEPAGES") ? getenv("HMPI_HUGEPAGES") : "auto";
@@ -229,6 +268,15 @@ int main(void)
     peer_t fresh;
     peer_start(&fresh, &b, 1);
     peer_finish(&fresh, &b, expect_pmd);
+
+    /* Last: attaching makes a later fork's child private, and it is never undone. Exact
+     * counts where every collapse above succeeded, or where the method makes none. */
+    hmpi_hugepage_method_t now = hmpi_hugepage_method();
+    if ((now == HMPI_HUGEPAGE_COLLAPSE && expect_pmd) || now == HMPI_HUGEPAGE_OFF)
+        test_heap(now == HMPI_HUGEPAGE_COLLAPSE);
+    else
+        printf("hugepage: heap part left out (%s%s)\n", hmpi_hugepage_name(now),
+               now == HMPI_HUGEPAGE_COLLAPSE ? ", some collapses were refused above" : "");
 
     fixture_unlink(&fx);
     printf("hugepage: ok (%s)\n", hmpi_hugepage_name(hmpi_hugepage_method()));
