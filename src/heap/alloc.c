@@ -143,15 +143,22 @@ hmpi_extents_t hmpi_heap_big;         /* the upper half of this rank's slice */
 static hmpi_extents_t big_private;    /* private memory; used only under mimalloc 3.0.0/1 */
 /* Blocks of these sizes and more come from the big area when the shared heap is on, and
  * from big_private when it is off (SIZE_MAX: never). Set before main, never changed after. */
-static size_t big_min = HMPI_HEAP_BIG_MIN;
+static _Atomic size_t big_min = HMPI_HEAP_BIG_MIN; /* lowered by hmpi_heap_big_from */
 static size_t private_big_min = SIZE_MAX;
 static bool mi_aligned_broken;        /* (b) above */
+
+void hmpi_heap_big_from(size_t n)
+{
+    if (n < atomic_load(&big_min))
+        atomic_store(&big_min, n);
+}
 
 __attribute__((constructor)) static void check_mimalloc(void)
 {
     int v = mi_version();
     if (v >= 300 && v < 302) {
-        big_min = private_big_min = MI3_SINGLETON_MIN;
+        atomic_store(&big_min, MI3_SINGLETON_MIN);
+        private_big_min = MI3_SINGLETON_MIN;
         mi_aligned_broken = true;
     }
 }
@@ -170,6 +177,12 @@ static void *private_big(size_t n, size_t align)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, reserve_private);
     return hmpi_extents_alloc(&big_private, n, align);
+}
+
+/* Shared blocks of this size and more are big blocks (a plain load on x86). */
+static inline size_t shared_big_min(void)
+{
+    return atomic_load_explicit(&big_min, memory_order_relaxed);
 }
 
 /* Where big blocks start: huge-page aligned from HMPI_HEAP_BIG_PAGE on. */
@@ -215,7 +228,7 @@ void *hmpi_heap_malloc(size_t n)
 {
     mi_heap_t *h = shared_heap();
     void *p = NULL;
-    if (__builtin_expect(n >= (h ? big_min : private_big_min), 0))
+    if (__builtin_expect(n >= (h ? shared_big_min() : private_big_min), 0))
         p = big_alloc(h, n, 0);
     else if (h != NULL)
         p = ARENA_OR_BIG(h, n, 0, mi_heap_malloc(h, n));
@@ -231,7 +244,7 @@ void *hmpi_heap_calloc(size_t count, size_t size)
     size_t n;
     if (__builtin_mul_overflow(count, size, &n))
         return mi_calloc(count, size); /* NULL, ENOMEM */
-    if (__builtin_expect(n >= (h ? big_min : private_big_min), 0))
+    if (__builtin_expect(n >= (h ? shared_big_min() : private_big_min), 0))
         p = big_alloc(h, n, 0); /* reads zero */
     else if (h != NULL)
         p = ARENA_OR_BIG(h, n, 0, mi_heap_calloc(h, count, size));
@@ -249,7 +262,7 @@ static void *realloc_big(mi_heap_t *h, void *old, size_t n)
     hmpi_extents_t *x = big_owner(old);
     size_t have = x ? hmpi_extents_size(x, old) : mi_usable_size(old);
     hmpi_extents_t *want = h ? &hmpi_heap_big : &big_private;
-    if (x == want && n >= (h ? big_min : private_big_min) &&
+    if (x == want && n >= (h ? shared_big_min() : private_big_min) &&
         hmpi_extents_resize(x, old, n) != NULL)
         return old;
     void *p = hmpi_heap_malloc(n);
@@ -264,7 +277,7 @@ void *hmpi_heap_realloc(void *old, size_t n)
 {
     mi_heap_t *h = shared_heap();
     tsan_freeing();
-    if (__builtin_expect(n >= (h ? big_min : private_big_min) || big_owner(old) != NULL, 0))
+    if (__builtin_expect(n >= (h ? shared_big_min() : private_big_min) || big_owner(old) != NULL, 0))
         return tsan_got(realloc_big(h, old, n));
     if (h == NULL)
         return tsan_got(mi_realloc(old, n));
@@ -302,7 +315,7 @@ void *hmpi_heap_aligned(size_t align, size_t n)
     size_t span = n + (align > 16 ? align : 0);
     if (__builtin_expect(mi_aligned_broken && align > 16, 0))
         p = aligned_around_mimalloc(h, align, n);
-    else if (__builtin_expect(span >= (h ? big_min : private_big_min) ||
+    else if (__builtin_expect(span >= (h ? shared_big_min() : private_big_min) ||
                                   (h != NULL && align > ARENA_ALIGN_MAX), 0))
         p = big_alloc(h, n, align);
     else if (h != NULL)
@@ -317,7 +330,7 @@ void *hmpi_heap_shared_alloc(size_t n)
     mi_heap_t *h = shared_heap();
     void *p = NULL;
     if (h != NULL)
-        p = n + 64 >= big_min ? big_alloc(h, n, 64)
+        p = n + 64 >= shared_big_min() ? big_alloc(h, n, 64)
                               : ARENA_OR_BIG(h, n, 64, mi_heap_malloc_aligned(h, n, 64));
     return tsan_got(p && hmpi_heap_is_shared_range(p, n) ? p : (heap_free(p), NULL));
 }

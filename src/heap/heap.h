@@ -109,6 +109,11 @@ void *hmpi_heap_shared_alloc(size_t n);
  * full and the process is on its way out). Signal-safe: one atomic store. */
 void hmpi_heap_go_private(void);
 
+/* From now on, shared blocks of n bytes and more are big blocks (2 MiB-aligned extents
+ * of the slice's upper half, which the huge-page method backs; heap/big.h). Only lowers
+ * the threshold (HMPI_HEAP_BIG_MIN by default). */
+void hmpi_heap_big_from(size_t n);
+
 /* 1 once hmpi_heap_attach succeeded in this process. */
 int hmpi_heap_active(void);
 

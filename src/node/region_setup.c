@@ -91,6 +91,11 @@ static void huge_pages_setup(const offer_t *o, int leader)
 {
     hmpi_hugepage_set((hmpi_hugepage_method_t)o->huge);
     hmpi_hugepage_region((void *)(o->addr + HMPI_REGION_ALIGN), o->len - HMPI_REGION_ALIGN);
+    /* Collapsing works per 2 MiB range of a big block: arrays from 2 MiB on are big
+     * blocks then, as THP backs a private array of that size (mimalloc's arenas would
+     * leave them in 4 KiB pages). */
+    if (hmpi_hugepage_method() == HMPI_HUGEPAGE_COLLAPSE)
+        hmpi_heap_big_from(HMPI_HUGEPAGE_SIZE);
     if (leader && (o->huge_rc == 1 || hmpi_knobs.VERBOSE >= 1))
         hmpi_log_info("huge pages: %s (%s)", hmpi_hugepage_name((hmpi_hugepage_method_t)o->huge),
                       o->huge_why);
