@@ -13,7 +13,12 @@
 #ifndef HMPI_MPI_BELOW_H
 #define HMPI_MPI_BELOW_H
 
+/* libhmpi is built with hidden visibility (it is loaded into other people's programs):
+ * what it exports is the API, declared here with default visibility, which the
+ * definitions inherit (tests/check_exports.py). */
+#pragma GCC visibility push(default)
 #include <mpi.h>
+#pragma GCC visibility pop
 
 /* Every MPI function HMPI defines, without its MPI_ prefix. */
 #define HMPI_BELOW_CALLS(X)                                                                \
@@ -75,7 +80,7 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define HMPI_PRAGMA_(text) _Pragma(#text)
 #define HMPI_PMPI(name)                                                                    \
     extern __typeof__(MPI_##name) hmpi_pmpi_##name __asm__("PMPI_" #name)                  \
-        __attribute__((alias("MPI_" #name)));                                              \
+        __attribute__((alias("MPI_" #name), visibility("default")));                      \
     extern __typeof__(MPI_##name) hmpi_self_##name __attribute__((alias("MPI_" #name)));   \
     HMPI_PRAGMA_(weak MPI_##name)
 

@@ -163,7 +163,8 @@ static MPI_Message msg_f2c(MPI_Fint f)
 /* Every entry point under the four names of mpif.h/`use mpi` (gfortran and other
  * compilers' manglings) and the f08 name of Open MPI's mpi_f08 module, whose arguments
  * are the same (TYPE(MPI_Comm) etc. hold one INTEGER; ierror may be absent). */
-#define FALIAS(name, core) extern __typeof__(core) name __attribute__((alias(#core)));
+#define FALIAS(name, core)                                                                 \
+    extern __typeof__(core) name __attribute__((alias(#core), visibility("default")));
 #ifdef OPEN_MPI
 #define FNAMES(lc, UC, core)                                                               \
     FALIAS(lc, core) FALIAS(lc##_, core) FALIAS(lc##__, core) FALIAS(UC, core)              \

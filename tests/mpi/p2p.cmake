@@ -45,7 +45,8 @@ p2p_test(p2p_boundaries     TIMEOUT 120 PLAIN)
 p2p_test(p2p_ordering       TIMEOUT 120 PLAIN)
 p2p_test(p2p_storm          TIMEOUT 120 PLAIN)
 p2p_test(p2p_errors         TIMEOUT 60)
-target_include_directories(p2p_errors PRIVATE ${PROJECT_SOURCE_DIR}/src) # mpi/below.h
+target_link_libraries(p2p_errors PRIVATE ${CMAKE_DL_LIBS}) # below_sym.h
+target_compile_definitions(p2p_errors PRIVATE _GNU_SOURCE)
 # 2 GiB messages between ranks 0 and 1: on the real node and on 1-rank nodes (every peer
 # through the MPI below).
 hmpi_mpi_test(p2p_large SOURCES ${_p2p_dir}/p2p_large.c RANKS 2 4 NODE_SIZES 0 1
