@@ -27,7 +27,7 @@ static int improbe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Message *
         m->env = e;
         hmpi_req_bind(m, c);
         if (status != MPI_STATUS_IGNORE)
-            hmpi_status_set(status, e->src, e->tag, MPI_SUCCESS, e->size);
+            hmpi_status_fill(status, e->src, e->tag, e->size);
         *message = to_message(m);
     }
     hmpi_p2p_unlock();
@@ -103,7 +103,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
     hmpi_p2p_unlock();
     *message = MPI_MESSAGE_NULL;
     if (status != MPI_STATUS_IGNORE)
-        *status = r.status;
+        hmpi_status_out(status, &r.status);
     return hmpi_raise_in(c->handle, r.status.MPI_ERROR, "MPI_Mrecv");
 }
 HMPI_PMPI(Mrecv)

@@ -93,7 +93,7 @@ static inline int check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Dat
 void hmpi_status_proc_null(MPI_Status *status)
 {
     if (status != MPI_STATUS_IGNORE)
-        hmpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        hmpi_status_fill(status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
 }
 
 /* The MPI below's send of each mode, blocking and not. */
@@ -375,7 +375,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     if (err == MPI_SUCCESS)
         err = r.status.MPI_ERROR;
     if (status != MPI_STATUS_IGNORE)
-        *status = r.status;
+        hmpi_status_out(status, &r.status);
     return hmpi_raise_in(comm, err, "MPI_Recv");
 }
 HMPI_PMPI(Recv)

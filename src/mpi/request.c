@@ -1,6 +1,9 @@
 /* request.c: every MPI function that takes a request. A request is HMPI's (a local
  * operation, a wildcard, a persistent operation) or the MPI below's (a remote
- * operation, or one of a call HMPI does not intercept); arrays may mix both. */
+ * operation, or one of a call HMPI does not intercept); arrays may mix both.
+ * Statuses: the calls that complete one request never write MPI_ERROR; those that
+ * complete several write it in each status only when they return MPI_ERR_IN_STATUS
+ * (MPI-4.1 §3.2.5). */
 #include "../common/stats.h"
 #include "check.h"
 #include "pt2pt.h"
@@ -19,11 +22,8 @@ static int finish_ours(MPI_Request *h, MPI_Status *status)
 {
     hmpi_req_t *r = hmpi_req_obj(*h);
     int err = reports_status(r) ? r->status.MPI_ERROR : MPI_SUCCESS;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = r->status;
-        if (!reports_status(r))
-            status->MPI_ERROR = MPI_SUCCESS;
-    }
+    if (status != MPI_STATUS_IGNORE)
+        hmpi_status_out(status, &r->status);
     if (r->persistent) {
         r->active = 0;
     } else {
@@ -33,10 +33,12 @@ static int finish_ours(MPI_Request *h, MPI_Status *status)
     return err;
 }
 
+/* An empty status (MPI-4.1 §3.7.3), MPI_ERROR left as it was (§3.2.5; MPICH and Open
+ * MPI leave it too). */
 static void empty_status(MPI_Status *status)
 {
     if (status != MPI_STATUS_IGNORE)
-        hmpi_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        hmpi_status_fill(status, MPI_ANY_SOURCE, MPI_ANY_TAG, 0);
 }
 
 static MPI_Comm comm_of(MPI_Request h)
@@ -160,14 +162,22 @@ static MPI_Status *status_at(MPI_Status *statuses, int i)
     return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
-/* Records err of request i; with statuses, MPI_ERR_IN_STATUS tells to look there. */
+/* Records the error err of the request finished into statuses[i], the previous ones
+ * having given sofar. The field is written only once the call is to return
+ * MPI_ERR_IN_STATUS, and then in every status it fills (MPI-4.1 §3.2.5, §3.7.5): at the
+ * first error the earlier statuses, all successes, get MPI_SUCCESS. Without statuses
+ * the error itself is returned. */
 static int note_error(int err, int sofar, MPI_Status *statuses, int i)
 {
-    if (statuses != MPI_STATUSES_IGNORE)
-        statuses[i].MPI_ERROR = err;
-    if (err == MPI_SUCCESS)
-        return sofar;
-    return statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS : err;
+    if (statuses == MPI_STATUSES_IGNORE)
+        return err == MPI_SUCCESS ? sofar : err;
+    if (sofar == MPI_SUCCESS && err == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    if (sofar == MPI_SUCCESS)
+        for (int k = 0; k < i; k++)
+            statuses[k].MPI_ERROR = MPI_SUCCESS;
+    statuses[i].MPI_ERROR = err;
+    return MPI_ERR_IN_STATUS;
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
@@ -205,6 +215,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
         MPI_Status *st = status_at(statuses, i);
         if (is_idle(requests[i])) {
             empty_status(st);
+            err = note_error(MPI_SUCCESS, err, statuses, i);
             continue;
         }
         err = note_error(finish(&requests[i], st), err, statuses, i);
@@ -239,6 +250,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
         MPI_Status *st = status_at(statuses, i);
         if (is_idle(requests[i])) {
             empty_status(st);
+            err = note_error(MPI_SUCCESS, err, statuses, i);
             continue;
         }
         err = note_error(finish(&requests[i], st), err, statuses, i);
@@ -403,11 +415,8 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     hmpi_p2p_lock();
     hmpi_req_t *r = hmpi_req_obj(request);
     *flag = hmpi_p2p_test(r);
-    if (*flag && status != MPI_STATUS_IGNORE) {
-        *status = r->status;
-        if (!reports_status(r))
-            status->MPI_ERROR = MPI_SUCCESS;
-    }
+    if (*flag && status != MPI_STATUS_IGNORE)
+        hmpi_status_out(status, &r->status);
     hmpi_p2p_unlock();
     return MPI_SUCCESS;
 }
@@ -541,7 +550,7 @@ static int start_one(hmpi_req_t *r)
     r->active = 1;
     r->cancelled = 0;
     if (r->peer == MPI_PROC_NULL) {
-        hmpi_status_proc_null(&r->status);
+        hmpi_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
         hmpi_p2p_finish(r);
         return MPI_SUCCESS;
     }

@@ -262,7 +262,7 @@ int OPI_Take(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MP
         }
     }
     if (status != MPI_STATUS_IGNORE)
-        *status = st;
+        hmpi_status_out(status, &st); /* as MPI_Recv: MPI_ERROR stays the caller's */
     return opi_raise(comm, err);
 }
 

@@ -59,11 +59,10 @@ int hmpi_p2p_threaded;
 void hmpi_p2p_lock_slow(void) { pthread_mutex_lock(&engine_lock); }
 void hmpi_p2p_unlock_slow(void) { pthread_mutex_unlock(&engine_lock); }
 
-void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t bytes)
+void hmpi_status_fill(MPI_Status *st, int source, int tag, size_t bytes)
 {
     st->MPI_SOURCE = source;
     st->MPI_TAG = tag;
-    st->MPI_ERROR = error;
     /* The hidden count fields, written directly where their layout is known (the
      * MPI below reads them back in MPI_Get_count); otherwise through the MPI below. */
 #if defined(MPICH_VERSION)
@@ -866,7 +865,7 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
     atomic_store_explicit(&e->state, HMPI_ENV_DONE, memory_order_release);
     *err = size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     if (status != MPI_STATUS_IGNORE)
-        hmpi_status_set(status, src, etag, *err, len);
+        hmpi_status_fill(status, src, etag, len);
     return 1;
 }
 
@@ -912,7 +911,7 @@ int hmpi_p2p_iprobe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Status *
     if (a) {
         *flag = 1;
         if (status != MPI_STATUS_IGNORE)
-            hmpi_status_set(status, a->key.src, a->key.tag, MPI_SUCCESS, a->v.size);
+            hmpi_status_fill(status, a->key.src, a->key.tag, a->v.size);
         return MPI_SUCCESS;
     }
     *flag = 0;

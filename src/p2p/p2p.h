@@ -289,8 +289,23 @@ void hmpi_p2p_finish(hmpi_req_t *r);
 hmpi_env_t *hmpi_p2p_take_message(hmpi_comm_t *c, int source, int tag);
 void hmpi_p2p_recv_message(hmpi_req_t *r, hmpi_env_t *e);
 
-/* Fills a status from a completed request (not for MPI_STATUS_IGNORE). */
-void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t bytes);
+/* Statuses. A request's own status (r->status) carries its error in MPI_ERROR. A
+ * program's status gets everything but MPI_ERROR: MPI-4.1 §3.2.5 lets only the calls
+ * that return several statuses write that field, and only when they return
+ * MPI_ERR_IN_STATUS (mpi/request.c). None of these take MPI_STATUS_IGNORE. */
+void hmpi_status_fill(MPI_Status *st, int source, int tag, size_t bytes); /* not MPI_ERROR */
+static inline void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t bytes)
+{
+    hmpi_status_fill(st, source, tag, bytes);
+    st->MPI_ERROR = error;
+}
+/* A request's status into a program's: the MPI_ERROR the program set stays. */
+static inline void hmpi_status_out(MPI_Status *dst, const MPI_Status *src)
+{
+    int error = dst->MPI_ERROR;
+    *dst = *src;
+    dst->MPI_ERROR = error;
+}
 
 /* The engine lock: taken only when the program asked for MPI_THREAD_MULTIPLE. */
 extern HMPI_HIDDEN int hmpi_p2p_threaded;
