@@ -487,8 +487,19 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     hmpi_comm_t *c = hmpi_comm_get(comm);
     if (!c && hmpi_check_comm_null(comm, "MPI_Probe"))
         return MPI_ERR_COMM;
-    if (!c || (source >= 0 && source < c->size && c->local_of[source] < 0))
-        return PMPI_Probe(source, tag, comm, status);
+    if (!c || (source >= 0 && source < c->size && c->local_of[source] < 0)) {
+        if (!hmpi_p2p_busy()) /* else local peers may need this rank meanwhile */
+            return PMPI_Probe(source, tag, comm, status);
+        int flag = 0, err;
+        hmpi_backoff_t b = {0};
+        uint64_t since = 0;
+        while ((err = PMPI_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag) {
+            hmpi_p2p_lock();
+            hmpi_p2p_waiting(&b, &since);
+            hmpi_p2p_unlock();
+        }
+        return err;
+    }
     hmpi_type_t t;
     int err = check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)
@@ -516,8 +527,12 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     hmpi_comm_t *c = hmpi_comm_get(comm);
     if (!c && hmpi_check_comm_null(comm, "MPI_Iprobe"))
         return MPI_ERR_COMM;
-    if (!c || (source >= 0 && source < c->size && c->local_of[source] < 0))
-        return PMPI_Iprobe(source, tag, comm, flag, status);
+    if (!c || (source >= 0 && source < c->size && c->local_of[source] < 0)) {
+        int err = PMPI_Iprobe(source, tag, comm, flag, status);
+        if (err == MPI_SUCCESS && !*flag)
+            hmpi_p2p_progress_locked(); /* as MPI_Test: the message may need it */
+        return err;
+    }
     hmpi_type_t t;
     int err = check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)

@@ -114,11 +114,8 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
                              "MPI_Test");
     if (!hmpi_req_is_ours(*request)) {
         int err = PMPI_Test(request, flag, status);
-        if (!*flag) {
-            hmpi_p2p_lock();
-            hmpi_p2p_progress();
-            hmpi_p2p_unlock();
-        }
+        if (!*flag)
+            hmpi_p2p_progress_locked();
         return err;
     }
     if (is_idle(*request)) {
@@ -231,9 +228,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
         return bad_array_raise(count, "MPI_Testall");
     if (!any_ours(count, requests)) {
         int err = PMPI_Testall(count, requests, flag, statuses);
-        hmpi_p2p_lock();
-        hmpi_p2p_progress();
-        hmpi_p2p_unlock();
+        hmpi_p2p_progress_locked();
         return err;
     }
     int all = 1;
@@ -311,9 +306,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
         return bad_array_raise(count, "MPI_Testany");
     if (!any_ours(count, requests)) {
         int err = PMPI_Testany(count, requests, index, flag, status);
-        hmpi_p2p_lock();
-        hmpi_p2p_progress();
-        hmpi_p2p_unlock();
+        hmpi_p2p_progress_locked();
         return err;
     }
     int idle;
@@ -391,9 +384,7 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
         return bad_array_raise(incount, "MPI_Testsome");
     if (!any_ours(incount, requests)) {
         int err = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-        hmpi_p2p_lock();
-        hmpi_p2p_progress();
-        hmpi_p2p_unlock();
+        hmpi_p2p_progress_locked();
         return err;
     }
     int err;
@@ -405,8 +396,12 @@ HMPI_PMPI(Testsome)
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     HMPI_ENTER("MPI_Request_get_status");
-    if (!hmpi_req_is_ours(request))
-        return PMPI_Request_get_status(request, flag, status);
+    if (!hmpi_req_is_ours(request)) { /* progress as MPI_Test does (MPI-4.1 §3.7.3) */
+        int err = PMPI_Request_get_status(request, flag, status);
+        if (err == MPI_SUCCESS && !*flag)
+            hmpi_p2p_progress_locked();
+        return err;
+    }
     if (is_idle(request)) {
         *flag = 1;
         empty_status(status);

@@ -489,6 +489,13 @@ void hmpi_p2p_progress(void)
         hmpi_bridge_progress();
 }
 
+void hmpi_p2p_progress_locked(void)
+{
+    hmpi_p2p_lock();
+    hmpi_p2p_progress();
+    hmpi_p2p_unlock();
+}
+
 /* A waiting sender whose receiver is late copies its heap messages out (up to
  * EAGER_MAX) and completes them, as an eager protocol would: programs that send
  * before they receive (unsafe, but common) keep working. */

@@ -237,6 +237,10 @@ int hmpi_p2p_recv_start(hmpi_req_t *r);
 
 /* One pass of the engine: incoming messages, sends in flight, the bridge. */
 void hmpi_p2p_progress(void);
+/* The same, engine lock taken: for a query the MPI below answered "not yet" (MPI_Test,
+ * MPI_Request_get_status, MPI_Iprobe of its requests and messages). A program polling
+ * such a query may wait for something that needs this rank's local progress first. */
+void hmpi_p2p_progress_locked(void);
 
 /* True when local peers may be waiting for this rank's progress (posted receives that
  * a synchronous or rendezvous send waits to see matched): then the mpi/ layer does
