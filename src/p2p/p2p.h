@@ -132,6 +132,7 @@ typedef struct hmpi_req_s {
     uint8_t cancelled;
     uint8_t holds_comm;    /* holds a reference on comm (requests of the table) */
     uint8_t below_persistent; /* below is the MPI below's persistent request (remote) */
+    uint8_t holds_type;    /* holds type (a derived one) until its release */
     int complete;          /* set once; read by wait loops of the same process */
     MPI_Status status;
     hmpi_comm_t *comm;
@@ -209,7 +210,8 @@ static inline MPI_Request hmpi_req_handle(hmpi_req_t *r)
 #endif
 
 hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind);   /* NULL when the table is full */
-/* Binds a request of the table to c, keeping c's state alive until its release. */
+/* Binds a request of the table to c, keeping c's state alive until its release, and
+ * its derived datatype (filled in before) usable though the program may free it. */
 static inline void hmpi_req_bind(hmpi_req_t *r, hmpi_comm_t *c)
 {
     if (r->holds_comm)
@@ -217,6 +219,10 @@ static inline void hmpi_req_bind(hmpi_req_t *r, hmpi_comm_t *c)
     hmpi_comm_ref(c);
     r->comm = c;
     r->holds_comm = 1;
+    if (__builtin_expect(r->t.derived, 0) && !r->holds_type) {
+        hmpi_type_hold(r->type);
+        r->holds_type = 1;
+    }
 }
 void hmpi_req_release(hmpi_req_t *r);
 /* A request that is already complete with an empty status. */
