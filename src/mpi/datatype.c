@@ -125,6 +125,52 @@ int hmpi_type_learn(MPI_Datatype type, int count, hmpi_type_t *t)
     return MPI_SUCCESS;
 }
 
+/* ---- MPI_BOTTOM ----------------------------------------------------------------------- */
+
+/* count elements of type at base + (their displacements - base): at their displacements. */
+static int shifted(MPI_Datatype type, int count, const void *base, MPI_Datatype *out_p)
+{
+    MPI_Aint disp = -(MPI_Aint)(uintptr_t)base;
+    MPI_Datatype t;
+    int err = PMPI_Type_create_struct(1, &count, &disp, &type, &t);
+    if (err != MPI_SUCCESS)
+        return err;
+    if ((err = PMPI_Type_commit(&t)) != MPI_SUCCESS) {
+        PMPI_Type_free(&t);
+        return err;
+    }
+    *out_p = t;
+    return MPI_SUCCESS;
+}
+
+int hmpi_type_pack(const void *buf, int count, MPI_Datatype type, void *packed, int size,
+                   int *pos)
+{
+    if (buf != MPI_BOTTOM || count == 0)
+        return PMPI_Pack(buf, count, type, packed, size, pos, MPI_COMM_SELF);
+    MPI_Datatype t;
+    int err = shifted(type, count, packed, &t);
+    if (err == MPI_SUCCESS) {
+        err = PMPI_Pack(packed, 1, t, packed, size, pos, MPI_COMM_SELF);
+        PMPI_Type_free(&t);
+    }
+    return err;
+}
+
+int hmpi_type_unpack(const void *packed, int size, int *pos, void *buf, int count,
+                     MPI_Datatype type)
+{
+    if (buf != MPI_BOTTOM || count == 0)
+        return PMPI_Unpack(packed, size, pos, buf, count, type, MPI_COMM_SELF);
+    MPI_Datatype t;
+    int err = shifted(type, count, packed, &t);
+    if (err == MPI_SUCCESS) {
+        err = PMPI_Unpack(packed, size, pos, (void *)packed, 1, t, MPI_COMM_SELF);
+        PMPI_Type_free(&t);
+    }
+    return err;
+}
+
 /* ---- holds ------------------------------------------------------------------------- */
 
 /* One record per held type; few types are held at once, so a short array searched in

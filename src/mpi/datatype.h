@@ -62,6 +62,16 @@ static inline int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
     return MPI_SUCCESS;
 }
 
+/* MPI_Pack and MPI_Unpack (MPI_COMM_SELF) of count elements of type at buf, also where
+ * buf is MPI_BOTTOM and the type holds absolute addresses: MPICH refuses a NULL buffer
+ * whatever the type, so such data moves through the type shifted back by a non-NULL
+ * base (the packed buffer's address) and that base. Every part packing or unpacking a
+ * program's buffer goes through these. */
+int hmpi_type_pack(const void *buf, int count, MPI_Datatype type, void *packed, int size,
+                   int *pos);
+int hmpi_type_unpack(const void *packed, int size, int *pos, void *buf, int count,
+                     MPI_Datatype type);
+
 /* Holds on derived datatypes (MPI-4.1 §5.1.9: a type freed while operations use it
  * stays usable by them). An operation that keeps using its type after its call returns
  * (a pending or persistent request of HMPI's, a pending nonblocking take) holds the

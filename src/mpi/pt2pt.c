@@ -470,7 +470,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace");
     int pos = 0;
     if (bytes)
-        PMPI_Pack(buf, count, type, copy, (int)bytes, &pos, MPI_COMM_SELF);
+        hmpi_type_pack(buf, count, type, copy, (int)bytes, &pos);
     MPI_Request sreq;
     err = MPI_Isend(copy, (int)bytes, MPI_PACKED, dest, sendtag, comm, &sreq);
     if (!err)

@@ -607,24 +607,11 @@ static void count_proto(hmpi_proto_t p, size_t bytes)
     hmpi_stat_add(byts[p], bytes);
 }
 
-/* Packs r's message into dst. MPICH refuses to pack from MPI_BOTTOM (a NULL buffer)
- * even when the datatype holds absolute addresses, so such a message is packed from a
- * non-NULL base through a type shifted back by as much. */
+/* Packs r's message into dst (from MPI_BOTTOM too: hmpi_type_pack). */
 static int pack_into(hmpi_req_t *r, void *dst, size_t bytes)
 {
     int pos = 0;
-    if (r->buf != MPI_BOTTOM)
-        return PMPI_Pack(r->buf, r->count, r->type, dst, (int)bytes, &pos, MPI_COMM_SELF);
-    int len = r->count;
-    MPI_Aint disp = -(MPI_Aint)(uintptr_t)dst;
-    MPI_Datatype shifted;
-    int err = PMPI_Type_create_struct(1, &len, &disp, &r->type, &shifted);
-    if (err != MPI_SUCCESS)
-        return err;
-    if ((err = PMPI_Type_commit(&shifted)) == MPI_SUCCESS)
-        err = PMPI_Pack(dst, 1, shifted, dst, (int)bytes, &pos, MPI_COMM_SELF);
-    PMPI_Type_free(&shifted);
-    return err;
+    return hmpi_type_pack(r->buf, r->count, r->type, dst, (int)bytes, &pos);
 }
 
 /* Sends that go by the queue after a look found the lane full, before the next look:

@@ -69,3 +69,11 @@ if(HMPI_MPI STREQUAL "mpich")
   hmpi_mpi_test(coll_large SOURCES ${CMAKE_CURRENT_LIST_DIR}/coll_large.c RANKS 2 4 8
     NODE_SIZES 0 2 TIMEOUT 300)
 endif()
+
+# Issue 23: buffers at MPI_BOTTOM with absolute-address types (collectives, receives).
+# 2 and 4 ranks, and on the MPI below alone.
+foreach(t coll_bottom)
+  hmpi_mpi_test(${t} SOURCES ${_coll_dir}/${t}.c RANKS 2 4 NODE_SIZES 0 2
+    ENV ${_coll_env} TIMEOUT 120)
+  coll_variant(${t} below RANKS 2 4 NODE_SIZES 0 ENV HMPI_DISABLE=1)
+endforeach()
