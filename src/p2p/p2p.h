@@ -115,9 +115,9 @@ static inline hmpi_env_own_t *hmpi_env_own(hmpi_env_t *e)
 typedef enum {
     HMPI_REQ_SEND,
     HMPI_REQ_RECV,
-    HMPI_REQ_DONE,     /* completed at creation (PROC_NULL, idup, ...) */
+    HMPI_REQ_DONE,     /* completed at creation (PROC_NULL, local RMA, ...) */
     HMPI_REQ_MESSAGE,  /* an MPI_Message of MPI_Mprobe: env holds the message */
-    HMPI_REQ_POLL,     /* completed by its poll function (other parts' operations) */
+    HMPI_REQ_POLL,     /* completed by its poll function (OPI takes, MPI_Comm_idup) */
 } hmpi_req_kind_t;
 
 enum { HMPI_MODE_STANDARD, HMPI_MODE_SYNC, HMPI_MODE_READY, HMPI_MODE_BUFFERED };
