@@ -27,7 +27,8 @@ hmpi_comm_t *hmpi_comm_world;
 static uint32_t next_ctx = 2;
 
 #define IDUP_BASE 0x80000000u
-static uint32_t idup_next; /* contexts this rank handed out as a parent's rank 0 */
+static uint32_t idup_next; /* contexts this rank handed out as a parent's rank 0; engine
+                              lock (p2p.h) */
 
 static unsigned bucket_of(MPI_Comm c)
 {
@@ -280,9 +281,9 @@ static int idup_start(hmpi_comm_t *c, MPI_Comm comm, MPI_Info info, idup_below_f
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
     }
     int err = below(comm, info, &d->newcomm, &d->dup); /* raises by itself */
+    hmpi_p2p_lock(); /* (also over idup_next: threads may post idups on other parents) */
     if (err == MPI_SUCCESS && c->rank == 0)
         d->ctx = idup_ctx_new();
-    hmpi_p2p_lock();
     if (err == MPI_SUCCESS) {
         r->poll = idup_poll;
         r->arg = d;
