@@ -72,7 +72,7 @@ static void hmpi_start(int provided)
     hmpi_mpi_check_launcher(size);
     PMPI_Comm_rank(MPI_COMM_WORLD, &hmpi_log_rank);
     load_settings(hmpi_log_rank, size);
-    hmpi_stats_on = (int)hmpi_knobs.STATS;
+    hmpi_stats_on = strcmp(hmpi_knobs.STATS, "0") != 0;
     int all = 0;
     if (!hmpi_knobs.DISABLE) {
         int ok = hmpi_node_discover() == 0 && hmpi_node_region_setup() == 0;
