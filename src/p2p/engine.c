@@ -569,6 +569,7 @@ void hmpi_p2p_wait(hmpi_req_t *r)
         hmpi_backoff(&b);
         hmpi_p2p_lock();
     }
+    hmpi_wait_end(&b, hmpi_p2p_wait_family(r->comm, r->kind == HMPI_REQ_SEND));
 }
 
 /* Called by multi-request waits (mpi/request.c) between passes. */
@@ -845,8 +846,10 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
         hmpi_env_t *e = lane_slot(lane, lane_next[src_local]);
         if (atomic_load_explicit(&e->lseq, memory_order_acquire) == lane_next[src_local] + 1)
             break;
-        if (!hmpi_queue_empty(&me->incoming) || hmpi_backoff_yielding(&b))
+        if (!hmpi_queue_empty(&me->incoming) || hmpi_backoff_yielding(&b)) {
+            hmpi_wait_handoff(&b, hmpi_p2p_wait_family(c, 0));
             return 0;
+        }
         hmpi_backoff(&b);
     }
     hmpi_env_t *e = lane_slot(lane, lane_next[src_local]);
@@ -857,8 +860,10 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
     if (p != pseq_from[src_local] || ctx != c->ctx || src != source ||
         (tag != MPI_ANY_TAG && etag != tag) || etag < 0 ||
         HMPI_READ_ONCE(e->proto) != HMPI_PROTO_IMMEDIATE ||
-        HMPI_READ_ONCE(e->src_local) != src_local || size > (uint64_t)hmpi_knobs.IMMEDIATE_MAX)
+        HMPI_READ_ONCE(e->src_local) != src_local || size > (uint64_t)hmpi_knobs.IMMEDIATE_MAX) {
+        hmpi_wait_handoff(&b, hmpi_p2p_wait_family(c, 0));
         return 0; /* (the slot lies in src_local's heap: lanes_connect checked the lane) */
+    }
     lane_next[src_local]++;
     pseq_from[src_local] = p + 1;
     size_t len = size <= cap ? size : cap;
@@ -867,6 +872,7 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
     *err = size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     if (status != MPI_STATUS_IGNORE)
         hmpi_status_set(status, src, etag, *err, len);
+    hmpi_wait_end(&b, hmpi_p2p_wait_family(c, 0));
     return 1;
 }
 
