@@ -55,6 +55,7 @@ static uint32_t *pseq_to, *pseq_from;     /* [peer]: messages numbered, taken in
 static int draining;                      /* inside take_queue: no nested take */
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 int hmpi_p2p_threaded;
+size_t hmpi_p2p_immediate_room;
 
 void hmpi_p2p_lock_slow(void) { pthread_mutex_lock(&engine_lock); }
 void hmpi_p2p_unlock_slow(void) { pthread_mutex_unlock(&engine_lock); }
@@ -860,7 +861,7 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
     if (p != pseq_from[src_local] || ctx != c->ctx || src != source ||
         (tag != MPI_ANY_TAG && etag != tag) || etag < 0 ||
         HMPI_READ_ONCE(e->proto) != HMPI_PROTO_IMMEDIATE ||
-        HMPI_READ_ONCE(e->src_local) != src_local || size > (uint64_t)hmpi_knobs.IMMEDIATE_MAX) {
+        HMPI_READ_ONCE(e->src_local) != src_local || size > (uint64_t)hmpi_p2p_immediate_room) {
         hmpi_wait_handoff(&b, hmpi_p2p_wait_family(c, 0));
         return 0; /* (the slot lies in src_local's heap: lanes_connect checked the lane) */
     }
@@ -1051,7 +1052,7 @@ int hmpi_p2p_init(void)
         ctrl->magic = HMPI_CTRL_MAGIC;
     }
     size_t line = HMPI_CACHE_LINE;
-    size_t payload = (size_t)hmpi_knobs.IMMEDIATE_MAX;
+    size_t payload = hmpi_p2p_immediate_room = (size_t)hmpi_knobs.IMMEDIATE_MAX;
     size_t body = sizeof(((hmpi_env_t *)0)->u) > payload ? sizeof(((hmpi_env_t *)0)->u) : payload;
     hmpi_env_own_offset = (offsetof(hmpi_env_t, u) + body + line - 1) / line * line;
     env_bytes = hmpi_env_own_offset + (sizeof(hmpi_env_own_t) + line - 1) / line * line;

@@ -250,6 +250,10 @@ int hmpi_p2p_check(hmpi_req_t *r); /* hmpi_p2p_test without the engine's progres
 /* Waits for r to complete, making progress and yielding when oversubscribed. */
 void hmpi_p2p_wait(hmpi_req_t *r);
 
+/* Payload bytes an envelope holds: HMPI_IMMEDIATE_MAX as MPI_Init read it. The knob may
+ * be lowered later (MPI_T); receivers check an immediate message against this. */
+extern size_t hmpi_p2p_immediate_room;
+
 /* What a wait for a send (send = 1) or a receive on c waits as (statistics): as c says
  * (OPI's shadows: OPI), else by the operation. */
 static inline hmpi_wait_family_t hmpi_p2p_wait_family(const hmpi_comm_t *c, int send)
