@@ -368,6 +368,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     hmpi_req_t r;
     hmpi_req_zero(&r);
     hmpi_req_fill(&r, c, buf, count, type, &t, source, tag, HMPI_MODE_STANDARD);
+    r.kind = HMPI_REQ_RECV; /* (hmpi_p2p_wait counts its wait as a receive's) */
     hmpi_p2p_lock();
     err = hmpi_recv_start(&r);
     if (err == MPI_SUCCESS)
