@@ -50,8 +50,8 @@
     X(T_category_get_cvars) X(T_category_get_pvars) X(T_category_get_categories)            \
     X(T_category_changed) HMPI_BELOW_CALLS_4(X)
 
-/* MPI 4's large-count calls HMPI defines (large.c, bsend.c), where the MPI below has them
- * (MPICH 4; not Open MPI 4.1). */
+/* MPI 4's large-count calls HMPI defines (large.c, bsend.c), and MPI_Comm_idup_with_info
+ * (comm.c), where the MPI below has them (MPICH 4; not Open MPI 4.1). */
 #if MPI_VERSION >= 4
 #define HMPI_BELOW_CALLS_4(X)                                                              \
     X(Send_c) X(Ssend_c) X(Rsend_c) X(Bsend_c) X(Isend_c) X(Issend_c) X(Irsend_c)          \
@@ -63,7 +63,7 @@
     X(Bcast_c) X(Gather_c) X(Scatter_c) X(Allgather_c) X(Alltoall_c) X(Reduce_c)             \
     X(Allreduce_c) X(Scan_c) X(Exscan_c) X(Reduce_scatter_block_c) X(Reduce_scatter_c)      \
     X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)                \
-    X(T_category_get_num_events) X(T_category_get_events)
+    X(Comm_idup_with_info) X(T_category_get_num_events) X(T_category_get_events)
 #else
 #define HMPI_BELOW_CALLS_4(X)
 #endif
@@ -284,6 +284,7 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Allgatherv_c hmpi_below.Allgatherv_c
 #define PMPI_Alltoallv_c hmpi_below.Alltoallv_c
 #define PMPI_Alltoallw_c hmpi_below.Alltoallw_c
+#define PMPI_Comm_idup_with_info hmpi_below.Comm_idup_with_info
 #endif
 
 #endif

@@ -75,11 +75,15 @@ static int statuses_ignored(const MPI_Fint *f)
     return f == NULL || f == MPI_F_STATUSES_IGNORE || f == F_STATUSES_IGNORE;
 }
 
-/* The C status to pass for Fortran status f (zeroed, or MPI_STATUS_IGNORE). */
+/* The C status to pass for Fortran status f: f's contents (its MPI_ERROR must come back
+ * as it was, MPI-4.1 §3.2.5), or MPI_STATUS_IGNORE. */
 static MPI_Status *status_in(const MPI_Fint *f, MPI_Status *c)
 {
     memset(c, 0, sizeof *c);
-    return status_ignored(f) ? MPI_STATUS_IGNORE : c;
+    if (status_ignored(f))
+        return MPI_STATUS_IGNORE;
+    PMPI_Status_f2c(f, c);
+    return c;
 }
 
 static void status_out(MPI_Fint *f, const MPI_Status *c)
@@ -432,7 +436,9 @@ typedef struct {
     MPI_Status *s;
 } scratch_t;
 
-static int scratch_get(scratch_t *x, int n, const MPI_Fint *freqs)
+/* Fortran statuses fstatuses (n of them, or ignored) come in as they are: a field the
+ * call does not write goes back unchanged. */
+static int scratch_get(scratch_t *x, int n, const MPI_Fint *freqs, const MPI_Fint *fstatuses)
 {
     x->r = x->rs;
     x->s = x->ss;
@@ -448,6 +454,9 @@ static int scratch_get(scratch_t *x, int n, const MPI_Fint *freqs)
     for (int i = 0; i < n; i++)
         x->r[i] = req_f2c(freqs[i]);
     memset(x->s, 0, (size_t)(n > 0 ? n : 0) * sizeof *x->s);
+    if (fstatuses && !statuses_ignored(fstatuses))
+        for (int i = 0; i < n; i++)
+            PMPI_Status_f2c(fstatuses + (size_t)i * F_STATUS_SIZE, &x->s[i]);
     return MPI_SUCCESS;
 }
 
@@ -470,7 +479,7 @@ static void scratch_put(scratch_t *x, int n, MPI_Fint *freqs, MPI_Fint *fstatuse
 FW fw_mpi_waitall(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *statuses, MPI_Fint *ierr)
 {
     scratch_t x;
-    int n = *count, err = scratch_get(&x, n, reqs);
+    int n = *count, err = scratch_get(&x, n, reqs, statuses);
     if (err == MPI_SUCCESS) {
         err = MPI_Waitall(n, x.r, x.s);
         scratch_put(&x, n, reqs, statuses, n);
@@ -483,7 +492,7 @@ FW fw_mpi_testall(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *flag, MPI_Fint *sta
                            MPI_Fint *ierr)
 {
     scratch_t x;
-    int n = *count, f = 0, err = scratch_get(&x, n, reqs);
+    int n = *count, f = 0, err = scratch_get(&x, n, reqs, statuses);
     if (err == MPI_SUCCESS) {
         err = MPI_Testall(n, x.r, &f, x.s);
         scratch_put(&x, n, reqs, statuses, f ? n : 0);
@@ -499,7 +508,7 @@ FW fw_mpi_waitany(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *st
 {
     scratch_t x;
     MPI_Status cs;
-    int n = *count, i = MPI_UNDEFINED, err = scratch_get(&x, n, reqs);
+    int n = *count, i = MPI_UNDEFINED, err = scratch_get(&x, n, reqs, NULL);
     if (err == MPI_SUCCESS) {
         err = MPI_Waitany(n, x.r, &i, status_in(status, &cs));
         scratch_put(&x, n, reqs, NULL, 0);
@@ -515,7 +524,7 @@ FW fw_mpi_testany(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *fl
 {
     scratch_t x;
     MPI_Status cs;
-    int n = *count, i = MPI_UNDEFINED, f = 0, err = scratch_get(&x, n, reqs);
+    int n = *count, i = MPI_UNDEFINED, f = 0, err = scratch_get(&x, n, reqs, NULL);
     if (err == MPI_SUCCESS) {
         err = MPI_Testany(n, x.r, &i, &f, status_in(status, &cs));
         scratch_put(&x, n, reqs, NULL, 0);
@@ -533,7 +542,8 @@ FBIND_F08(mpi_testany, MPI_TESTANY)
                         MPI_Fint *statuses, MPI_Fint *ierr)                                     \
     {                                                                                           \
         scratch_t x;                                                                            \
-        int n = *count, out = MPI_UNDEFINED, err = scratch_get(&x, n, reqs);                   \
+        int n = *count, out = MPI_UNDEFINED;                                                    \
+        int err = scratch_get(&x, n, reqs, statuses);                                           \
         if (err == MPI_SUCCESS) {                                                               \
             err = cfn(n, x.r, &out, indices, x.s);                                              \
             int m = out == MPI_UNDEFINED ? 0 : out;                                             \
@@ -551,7 +561,7 @@ SOME_LIKE(mpi_testsome, MPI_TESTSOME, MPI_Testsome)
 FW fw_mpi_startall(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *ierr)
 {
     scratch_t x;
-    int n = *count, err = scratch_get(&x, n, reqs);
+    int n = *count, err = scratch_get(&x, n, reqs, NULL);
     if (err == MPI_SUCCESS) {
         err = MPI_Startall(n, x.r);
         scratch_put(&x, n, reqs, NULL, 0);

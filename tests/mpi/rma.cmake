@@ -62,6 +62,10 @@ rma_test(rma_atomic TIMEOUT 120 NOCMA ARGS 10000 BELOW_ARGS 1000 ENV ${_rma_atom
 rma_test(rma_shared TIMEOUT 120)
 rma_test(rma_halo   TIMEOUT 120)
 rma_test(rma_errors TIMEOUT 60)
+# Issue 23: origin, result and (dynamic) target buffers at MPI_BOTTOM with absolute types.
+# Open MPI 4.1.4's osc/rdma returns wrong data in MPI_Get_accumulate into a result buffer
+# at MPI_BOTTOM (a type of two runs), without HMPI too: its sm and pt2pt carry these.
+rma_test(rma_bottom TIMEOUT 120 ENV ${_rma_atomic_env})
 
 # rma_large: MPI 4's large-count one-sided calls (MPICH only: Open MPI 4.1 has none),
 # on the real node; HMPI_STATS must show every rank's operations on HMPI's windows
