@@ -65,14 +65,18 @@ int main(int argc, char **argv)
         CHECK(waited > 0.15, "rank 1 slept 200 ms but rank 0 waited %.3f s", waited);
         /* The counter starts at the receive's first failed check and stops at its last:
          * within MPI_Recv, so at most what rank 0 measured around it; at least that minus
-         * the few microseconds before the first check and after the last. */
+         * the time before the first check and after the last: microseconds, or a few
+         * scheduler slices when the rank loses its core there (a loaded machine: the
+         * suite runs 8 ranks on 2 cores), hence 10%. */
         CHECK(rn == 1, "one receive waited, %llu counted (%llu ns)", rn, rns);
-        CHECK(rns >= w - w / 100 - 100000 && rns <= w + 1000,
+        CHECK(rns >= w - w / 10 && rns <= w + 1000,
               "rank 0 waited %llu ns in MPI_Recv, its counter says %llu ns", w, rns);
         printf("stats_wait: rank 0 waited %llu ns (counter %llu ns)\n", w, rns);
     } else if (rank == 1) {
         CHECK(rn == 0 && rns == 0, "rank 1 never received, yet %llu waits of %llu ns", rn, rns);
-        CHECK(sns < 2000000, "rank 1's send waited %llu ns", sns);
+        /* Its send finds the receive posted (or goes eager): no wait, or one the size of
+         * a scheduler slice on a loaded machine; a tenth of the 200 ms rank 0 waited. */
+        CHECK(sns < 20000000, "rank 1's send waited %llu ns", sns);
     }
     (void)send_n;
     CHECK(MPI_T_pvar_session_free(&s) == MPI_SUCCESS, "session free");
