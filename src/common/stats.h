@@ -49,15 +49,22 @@ static inline void hmpi_stat_add(hmpi_stat_t s, uint64_t v)
 
 /* A counter only code inside MPI calls bumps, already known to be counting: a plain
  * read and write unless several threads may be in MPI at once (no locked instruction,
- * which waits for the store buffer, on a wait's way out). */
-static inline void hmpi_stat_bump(hmpi_stat_t s, uint64_t v)
+ * which waits for the store buffer: on a wait's way out, on every send of the 8-byte
+ * message rate). threads: hmpi_stats_threads, read once by a caller bumping several
+ * counters (each atomic access makes the compiler read and test it again). */
+static inline void hmpi_stat_bump_as(int threads, hmpi_stat_t s, uint64_t v)
 {
-    if (__builtin_expect(hmpi_stats_threads, 0))
+    if (__builtin_expect(threads, 0))
         atomic_fetch_add_explicit(&hmpi_stat_values[s], v, memory_order_relaxed);
     else
         atomic_store_explicit(&hmpi_stat_values[s],
                               atomic_load_explicit(&hmpi_stat_values[s], memory_order_relaxed) + v,
                               memory_order_relaxed);
+}
+
+static inline void hmpi_stat_bump(hmpi_stat_t s, uint64_t v)
+{
+    hmpi_stat_bump_as(hmpi_stats_threads, s, v);
 }
 
 /* Who wants the counters: counting runs while one of them does and nothing blocks it. */

@@ -605,8 +605,11 @@ static void count_proto(hmpi_proto_t p, size_t bytes)
     static const hmpi_stat_t byts[HMPI_PROTO_COUNT] = {
         HMPI_STAT_bytes_immediate, HMPI_STAT_bytes_copy, HMPI_STAT_bytes_synergistic,
         HMPI_STAT_bytes_cma, HMPI_STAT_bytes_pipe};
-    hmpi_stat_add(msgs[p], 1);
-    hmpi_stat_add(byts[p], bytes);
+    if (__builtin_expect(hmpi_stats_counting(), 0)) {
+        int threads = hmpi_stats_threads; /* inside an MPI call: no locked instruction */
+        hmpi_stat_bump_as(threads, msgs[p], 1);
+        hmpi_stat_bump_as(threads, byts[p], bytes);
+    }
 }
 
 /* Packs r's message into dst (from MPI_BOTTOM too: hmpi_type_pack). */
@@ -666,8 +669,15 @@ static void lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, int tag, size_t by
     e->pseq = pseq_to[dst]++;
     atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
     atomic_store_explicit(&e->lseq, ++lane_head[dst], memory_order_release);
-    count_proto(HMPI_PROTO_IMMEDIATE, bytes);
-    hmpi_stat_add(HMPI_STAT_msgs_lane, 1);
+    /* The 8-byte ping-pong's one place of counting: one test when off; when on, three
+     * plain adds, not locked ones, each of which would wait for the store buffer on
+     * every send of the message rate (docs/observability.md, what counting costs). */
+    if (__builtin_expect(hmpi_stats_counting(), 0)) {
+        int threads = hmpi_stats_threads;
+        hmpi_stat_bump_as(threads, HMPI_STAT_msgs_immediate, 1);
+        hmpi_stat_bump_as(threads, HMPI_STAT_bytes_immediate, bytes);
+        hmpi_stat_bump_as(threads, HMPI_STAT_msgs_lane, 1);
+    }
 }
 
 /* A small eager message into lane slot e. */
