@@ -85,10 +85,18 @@ int hmpi_stat_is_time(hmpi_stat_t s)
     return n > 3 && strcmp(stat_names[s] + n - 3, "_ns") == 0;
 }
 
+uint64_t hmpi_stat_get(hmpi_stat_t s)
+{
+    uint64_t v = atomic_load_explicit(&hmpi_stat_values[s], memory_order_relaxed);
+    if (s == HMPI_STAT_msgs_immediate) /* what went by the queue; the lane's are added */
+        v += atomic_load_explicit(&hmpi_stat_values[HMPI_STAT_msgs_lane], memory_order_relaxed);
+    return v;
+}
+
 void hmpi_stats_read(uint64_t *out)
 {
     for (int i = 0; i < HMPI_STAT_COUNT; i++)
-        out[i] = atomic_load_explicit(&hmpi_stat_values[i], memory_order_relaxed);
+        out[i] = hmpi_stat_get((hmpi_stat_t)i);
 }
 
 void hmpi_stats_print(const char *where)
@@ -97,6 +105,6 @@ void hmpi_stats_print(const char *where)
     size_t n = (size_t)snprintf(line, sizeof line, "stats %s:", where);
     for (int i = 0; i < HMPI_STAT_COUNT && n < sizeof line; i++)
         n += (size_t)snprintf(line + n, sizeof line - n, " %s=%" PRIu64, stat_names[i],
-                              atomic_load_explicit(&hmpi_stat_values[i], memory_order_relaxed));
+                              hmpi_stat_get((hmpi_stat_t)i));
     hmpi_log_long(line);
 }

@@ -80,6 +80,10 @@ const char *hmpi_part_name(hmpi_part_t p);
 /* 1 for the counters of nanoseconds (wait_*_ns). */
 int hmpi_stat_is_time(hmpi_stat_t s);
 
+/* One counter now, relaxed. Read counters only through these: msgs_immediate is kept
+ * as the immediate messages that went by the queue, msgs_lane added when read (a send
+ * by the lane, the 8-byte ping-pong's, bumps one counter fewer). */
+uint64_t hmpi_stat_get(hmpi_stat_t s);
 /* Every counter now, relaxed: out[HMPI_STAT_COUNT]. */
 void hmpi_stats_read(uint64_t *out);
 

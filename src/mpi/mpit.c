@@ -239,7 +239,7 @@ static obj_t *obj_find(const void *p, int kind)
 
 static uint64_t counter(int i)
 {
-    return atomic_load_explicit(&hmpi_stat_values[i], memory_order_relaxed);
+    return hmpi_stat_get((hmpi_stat_t)i);
 }
 
 static uint64_t pvar_value(const obj_t *h)
