@@ -1,9 +1,11 @@
 /* hmpi_info: what HMPI is built on and every HMPI_* knob with its default and meaning,
  * and a warning for each HMPI_* variable set that is no knob. With --markdown it prints
- * the knob table of docs/tuning.md; with --names every HMPI_* name HMPI knows, knobs and
- * the tools' variables (a test checks the tools read no other). */
+ * the knob table of docs/tuning.md; with --mpit the MPI_T tables of docs/observability.md;
+ * with --names every HMPI_* name HMPI knows, knobs and the tools' variables (a test checks
+ * the tools read no other). */
 #include "hmpi.h"
 #include "common/knobs.h"
+#include "mpi/mpit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +54,14 @@ int main(int argc, char **argv)
 {
     int markdown = argc > 1 && strcmp(argv[1], "--markdown") == 0;
     int names = argc > 1 && strcmp(argv[1], "--names") == 0;
-    if (argc > 2 || (argc > 1 && !markdown && !names)) {
-        fprintf(stderr, "usage: hmpi_info [--markdown | --names]\n");
+    int mpit = argc > 1 && strcmp(argv[1], "--mpit") == 0;
+    if (argc > 2 || (argc > 1 && !markdown && !names && !mpit)) {
+        fprintf(stderr, "usage: hmpi_info [--markdown | --mpit | --names]\n");
         return 2;
+    }
+    if (mpit) {
+        hmpi_mpit_markdown(stdout);
+        return 0;
     }
     if (names) {
         for (int i = 0; i < hmpi_knob_count; i++)

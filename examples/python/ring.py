@@ -5,7 +5,8 @@
 
 numpy allocates the array with malloc, which HMPI serves from the node's shared heap
 once MPI is initialized (importing mpi4py.MPI does that), so each message is copied
-once, by its receiver. HMPI_STATS=1 shows it: msgs_synergistic counts those messages.
+once, by its receiver. HMPI_STATS=1 shows it: the table's synergistic row counts those
+messages.
 """
 
 import numpy as np

@@ -31,6 +31,7 @@ void hmpi_coll_wait_slow(const _Atomic uint64_t *word, uint64_t want)
         }
         hmpi_backoff(&b);
     }
+    hmpi_wait_end(&b, HMPI_WAIT_COLL);
 }
 
 /* Member i finished epoch k when it reached DONE(k), or anything of epoch k+1 (a member
@@ -58,6 +59,7 @@ void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e)
             }
             hmpi_backoff(&b);
         }
+        hmpi_wait_end(&b, HMPI_WAIT_COLL);
     }
     if (t->seen_done < e)
         t->seen_done = e;

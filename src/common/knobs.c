@@ -58,6 +58,10 @@ int hmpi_knob_word_ok(const hmpi_knob_info_t *knob, const char *text)
         size_t len = strcspn(w, "|");
         if (n > 0 && len == n && strncmp(w, text, n) == 0)
             return 1;
+        /* "json:FILE": the word up to its ':' and any non-empty value after it. */
+        size_t head = strcspn(w, ":|") + 1;
+        if (head < len && n > head && strncmp(w, text, head) == 0)
+            return 1;
         w += len + (w[len] == '|');
     }
     return 0;

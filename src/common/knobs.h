@@ -56,7 +56,8 @@ const char *hmpi_knob_closest(const char *name);
 /* The words a WORD knob accepts, "a|b|c" (NULL for the other types). */
 const char *hmpi_knob_words(const hmpi_knob_info_t *knob);
 
-/* 1 when text is one of the words of a WORD knob, else 0. */
+/* 1 when text is one of the words of a WORD knob, else 0. A word with a ':' names a
+ * value after it ("json:FILE"): the text is the word up to its ':' and anything non-empty. */
 int hmpi_knob_word_ok(const hmpi_knob_info_t *knob, const char *text);
 
 /* Parses one value of the given type into *out_p. Returns 0 or -1 (out untouched). */

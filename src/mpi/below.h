@@ -40,7 +40,15 @@
     X(Win_create_dynamic) X(Win_detach) X(Win_fence) X(Win_flush) X(Win_flush_all)          \
     X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_get_attr) X(Win_lock)       \
     X(Win_lock_all) X(Win_post) X(Win_shared_query) X(Win_start) X(Win_sync) X(Win_test)    \
-    X(Win_unlock) X(Win_unlock_all) X(Win_wait) HMPI_BELOW_CALLS_4(X)
+    X(Win_unlock) X(Win_unlock_all) X(Win_wait)                                            \
+    X(T_init_thread) X(T_finalize) X(T_cvar_get_num) X(T_cvar_get_info) X(T_cvar_get_index) \
+    X(T_cvar_handle_alloc) X(T_cvar_handle_free) X(T_cvar_read) X(T_cvar_write)             \
+    X(T_pvar_get_num) X(T_pvar_get_info) X(T_pvar_get_index) X(T_pvar_session_create)       \
+    X(T_pvar_session_free) X(T_pvar_handle_alloc) X(T_pvar_handle_free) X(T_pvar_start)     \
+    X(T_pvar_stop) X(T_pvar_read) X(T_pvar_write) X(T_pvar_reset) X(T_pvar_readreset)       \
+    X(T_category_get_num) X(T_category_get_info) X(T_category_get_index)                    \
+    X(T_category_get_cvars) X(T_category_get_pvars) X(T_category_get_categories)            \
+    X(T_category_changed) HMPI_BELOW_CALLS_4(X)
 
 /* MPI 4's large-count calls HMPI defines (large.c, bsend.c), and MPI_Comm_idup_with_info
  * (comm.c), where the MPI below has them (MPICH 4; not Open MPI 4.1). */
@@ -54,8 +62,8 @@
     X(Win_create_c) X(Win_allocate_c) X(Win_allocate_shared_c) X(Win_shared_query_c)       \
     X(Bcast_c) X(Gather_c) X(Scatter_c) X(Allgather_c) X(Alltoall_c) X(Reduce_c)             \
     X(Allreduce_c) X(Scan_c) X(Exscan_c) X(Reduce_scatter_block_c) X(Reduce_scatter_c)      \
-    X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)             \
-    X(Comm_idup_with_info)
+    X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)                \
+    X(Comm_idup_with_info) X(T_category_get_num_events) X(T_category_get_events)
 #else
 #define HMPI_BELOW_CALLS_4(X)
 #endif
@@ -195,7 +203,38 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Win_unlock hmpi_below.Win_unlock
 #define PMPI_Win_unlock_all hmpi_below.Win_unlock_all
 #define PMPI_Win_wait hmpi_below.Win_wait
+#define PMPI_T_init_thread hmpi_below.T_init_thread
+#define PMPI_T_finalize hmpi_below.T_finalize
+#define PMPI_T_cvar_get_num hmpi_below.T_cvar_get_num
+#define PMPI_T_cvar_get_info hmpi_below.T_cvar_get_info
+#define PMPI_T_cvar_get_index hmpi_below.T_cvar_get_index
+#define PMPI_T_cvar_handle_alloc hmpi_below.T_cvar_handle_alloc
+#define PMPI_T_cvar_handle_free hmpi_below.T_cvar_handle_free
+#define PMPI_T_cvar_read hmpi_below.T_cvar_read
+#define PMPI_T_cvar_write hmpi_below.T_cvar_write
+#define PMPI_T_pvar_get_num hmpi_below.T_pvar_get_num
+#define PMPI_T_pvar_get_info hmpi_below.T_pvar_get_info
+#define PMPI_T_pvar_get_index hmpi_below.T_pvar_get_index
+#define PMPI_T_pvar_session_create hmpi_below.T_pvar_session_create
+#define PMPI_T_pvar_session_free hmpi_below.T_pvar_session_free
+#define PMPI_T_pvar_handle_alloc hmpi_below.T_pvar_handle_alloc
+#define PMPI_T_pvar_handle_free hmpi_below.T_pvar_handle_free
+#define PMPI_T_pvar_start hmpi_below.T_pvar_start
+#define PMPI_T_pvar_stop hmpi_below.T_pvar_stop
+#define PMPI_T_pvar_read hmpi_below.T_pvar_read
+#define PMPI_T_pvar_write hmpi_below.T_pvar_write
+#define PMPI_T_pvar_reset hmpi_below.T_pvar_reset
+#define PMPI_T_pvar_readreset hmpi_below.T_pvar_readreset
+#define PMPI_T_category_get_num hmpi_below.T_category_get_num
+#define PMPI_T_category_get_info hmpi_below.T_category_get_info
+#define PMPI_T_category_get_index hmpi_below.T_category_get_index
+#define PMPI_T_category_get_cvars hmpi_below.T_category_get_cvars
+#define PMPI_T_category_get_pvars hmpi_below.T_category_get_pvars
+#define PMPI_T_category_get_categories hmpi_below.T_category_get_categories
+#define PMPI_T_category_changed hmpi_below.T_category_changed
 #if MPI_VERSION >= 4
+#define PMPI_T_category_get_num_events hmpi_below.T_category_get_num_events
+#define PMPI_T_category_get_events hmpi_below.T_category_get_events
 #define PMPI_Send_c hmpi_below.Send_c
 #define PMPI_Ssend_c hmpi_below.Ssend_c
 #define PMPI_Rsend_c hmpi_below.Rsend_c

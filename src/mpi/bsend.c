@@ -49,6 +49,7 @@ static void drain(void)
         hmpi_p2p_lock();
     }
     hmpi_p2p_unlock();
+    hmpi_wait_end(&b, HMPI_WAIT_SEND);
 }
 
 int MPI_Buffer_detach(void *buffer_addr, int *size)

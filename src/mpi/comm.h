@@ -21,6 +21,7 @@ typedef struct hmpi_comm_s {
     int nwild;              /* ANY_SOURCE receives waiting in the bridge (p2p/) */
     void *coll;             /* collectives' state (coll/), made on first use */
     int refs;               /* the handle, plus every HMPI request bound to it */
+    uint8_t wait_as;        /* 0, or 1 + the wait family (shm/wait.h) of every wait on it */
     struct hmpi_comm_s *next; /* hash chain */
 } hmpi_comm_t;
 

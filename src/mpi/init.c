@@ -13,6 +13,7 @@
 #include "errors.h"
 #include "mismatch.h"
 #include "pt2pt.h"
+#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +73,7 @@ static void hmpi_start(int provided)
     hmpi_mpi_check_launcher(size);
     PMPI_Comm_rank(MPI_COMM_WORLD, &hmpi_log_rank);
     load_settings(hmpi_log_rank, size);
-    hmpi_stats_on = (int)hmpi_knobs.STATS;
+    hmpi_report_setup(provided);
     int all = 0;
     if (!hmpi_knobs.DISABLE) {
         int ok = hmpi_node_discover() == 0 && hmpi_node_region_setup() == 0;
@@ -122,12 +123,7 @@ HMPI_PMPI(Init_thread)
 int MPI_Finalize(void)
 {
     HMPI_ENTER("MPI_Finalize");
-    if (hmpi_stats_on) {
-        char where[96];
-        snprintf(where, sizeof where, "node %d local %d/%d %s", hmpi_node.id, hmpi_node.rank,
-                 hmpi_node.size, hmpi_node.active ? "active" : "pass-through");
-        hmpi_stats_print(where);
-    }
+    hmpi_report_finalize();
     if (hmpi_node.active) {
         PMPI_Barrier(MPI_COMM_WORLD); /* no peer may still look for our requests */
         if (hmpi_opi_finalize)

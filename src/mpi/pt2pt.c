@@ -125,9 +125,9 @@ static void count_remote(const hmpi_type_t *t, int count)
     hmpi_stat_add(HMPI_STAT_bytes_remote, t->size * (size_t)count);
 }
 
-int hmpi_below_wait(MPI_Request *req, MPI_Status *status)
+int hmpi_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t f)
 {
-    if (!hmpi_p2p_busy())
+    if (!hmpi_p2p_busy() && !hmpi_stats_counting())
         return PMPI_Wait(req, status);
     hmpi_backoff_t b = {0};
     uint64_t since = 0;
@@ -137,6 +137,7 @@ int hmpi_below_wait(MPI_Request *req, MPI_Status *status)
         hmpi_p2p_waiting(&b, &since);
         hmpi_p2p_unlock();
     }
+    hmpi_wait_end(&b, f);
     return err;
 }
 
@@ -145,11 +146,11 @@ int hmpi_below_wait(MPI_Request *req, MPI_Status *status)
 static int below_send_blocking(const void *buf, int count, MPI_Datatype type, int dest,
                                int tag, MPI_Comm comm, int mode)
 {
-    if (!hmpi_p2p_busy())
+    if (!hmpi_p2p_busy() && !hmpi_stats_counting())
         return below_send(buf, count, type, dest, tag, comm, mode);
     MPI_Request req;
     int err = hmpi_below_isend(buf, count, type, dest, tag, comm, mode, &req);
-    return err ? err : hmpi_below_wait(&req, MPI_STATUS_IGNORE);
+    return err ? err : hmpi_below_wait(&req, MPI_STATUS_IGNORE, HMPI_WAIT_SEND);
 }
 
 /* Blocking send of any mode. */
@@ -358,15 +359,16 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         return MPI_SUCCESS;
     }
     if (source != MPI_ANY_SOURCE && c->local_of[source] < 0 && c->nwild == 0) {
-        if (!hmpi_p2p_busy())
+        if (!hmpi_p2p_busy() && !hmpi_stats_counting())
             return PMPI_Recv(buf, count, type, source, tag, comm, status);
         MPI_Request req;
         err = PMPI_Irecv(buf, count, type, source, tag, comm, &req);
-        return err ? err : hmpi_below_wait(&req, status);
+        return err ? err : hmpi_below_wait(&req, status, hmpi_p2p_wait_family(c, 0));
     }
     hmpi_req_t r;
     hmpi_req_zero(&r);
     hmpi_req_fill(&r, c, buf, count, type, &t, source, tag, HMPI_MODE_STANDARD);
+    r.kind = HMPI_REQ_RECV; /* (hmpi_p2p_wait counts its wait as a receive's) */
     hmpi_p2p_lock();
     err = hmpi_recv_start(&r);
     if (err == MPI_SUCCESS)
@@ -517,6 +519,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         hmpi_p2p_lock();
     }
     hmpi_p2p_unlock();
+    hmpi_wait_end(&b, hmpi_p2p_wait_family(c, 0));
     return hmpi_raise_in(comm, err, "MPI_Probe");
 }
 HMPI_PMPI(Probe)

@@ -92,7 +92,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
                              "MPI_Wait");
     if (!hmpi_req_is_ours(*request))
         return *request == MPI_REQUEST_NULL ? PMPI_Wait(request, status)
-                                            : hmpi_below_wait(request, status);
+                                            : hmpi_below_wait(request, status, HMPI_WAIT_RECV);
     if (is_idle(*request)) {
         empty_status(status);
         return MPI_SUCCESS;
@@ -146,6 +146,16 @@ static int bad_array_raise(int count, const char *fn)
     return hmpi_err_comm(MPI_COMM_WORLD, err, fn);
 }
 
+/* What a wait stuck on request h waits as (statistics): the MPI below's requests count
+ * as receives. */
+static hmpi_wait_family_t wait_family(MPI_Request h)
+{
+    if (!hmpi_req_is_ours(h))
+        return HMPI_WAIT_RECV;
+    hmpi_req_t *r = hmpi_req_obj(h);
+    return hmpi_p2p_wait_family(r->comm, r->kind == HMPI_REQ_SEND);
+}
+
 static int any_ours(int n, const MPI_Request *reqs)
 {
     for (int i = 0; i < n; i++)
@@ -182,10 +192,11 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     HMPI_ENTER("MPI_Waitall");
     if (bad_array(count, requests))
         return bad_array_raise(count, "MPI_Waitall");
-    if (!any_ours(count, requests) && !hmpi_p2p_busy())
+    if (!any_ours(count, requests) && !hmpi_p2p_busy() && !hmpi_stats_counting())
         return PMPI_Waitall(count, requests, statuses);
     hmpi_backoff_t b = {0};
     uint64_t since = 0;
+    MPI_Request stuck = MPI_REQUEST_NULL; /* the first one pending, when last waited */
     /* A complete request stays complete until finished below: each pass goes on from
      * the first one not yet seen complete, so a pass costs one poll, not count. With
      * requests of the MPI below in the array, every pass polls each of those (polling
@@ -202,11 +213,12 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
             if (!hmpi_req_is_ours(requests[k]) && requests[k] != MPI_REQUEST_NULL)
                 poll(requests[k]);
         if (i < count)
-            hmpi_p2p_waiting(&b, &since);
+            stuck = requests[i], hmpi_p2p_waiting(&b, &since);
         hmpi_p2p_unlock();
         if (i == count)
             break;
     }
+    hmpi_wait_end(&b, wait_family(stuck));
     int err = MPI_SUCCESS;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = status_at(statuses, i);
@@ -274,7 +286,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     HMPI_ENTER("MPI_Waitany");
     if (bad_array(count, requests))
         return bad_array_raise(count, "MPI_Waitany");
-    if (!any_ours(count, requests) && !hmpi_p2p_busy())
+    if (!any_ours(count, requests) && !hmpi_p2p_busy() && !hmpi_stats_counting())
         return PMPI_Waitany(count, requests, index, status);
     hmpi_backoff_t b = {0};
     uint64_t since = 0;
@@ -289,6 +301,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
         if (i != -1)
             break;
     }
+    hmpi_wait_end(&b, HMPI_WAIT_RECV);
     *index = i;
     if (i == MPI_UNDEFINED) {
         empty_status(status);
@@ -362,7 +375,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
     HMPI_ENTER("MPI_Waitsome");
     if (bad_array(incount, requests))
         return bad_array_raise(incount, "MPI_Waitsome");
-    if (!any_ours(incount, requests) && !hmpi_p2p_busy())
+    if (!any_ours(incount, requests) && !hmpi_p2p_busy() && !hmpi_stats_counting())
         return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     hmpi_backoff_t b = {0};
     uint64_t since = 0;
@@ -372,6 +385,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
         hmpi_p2p_waiting(&b, &since);
         hmpi_p2p_unlock();
     }
+    hmpi_wait_end(&b, HMPI_WAIT_RECV);
     return hmpi_raise_in(MPI_COMM_WORLD, err, "MPI_Waitsome");
 }
 HMPI_PMPI(Waitsome)

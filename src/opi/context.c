@@ -177,6 +177,8 @@ static int make_shadow(MPI_Comm comm, opi_comm_t *oc)
         PMPI_Comm_size(sh, &oc->peers);
     oc->shadow = sh;
     oc->hs = inter ? NULL : hmpi_comm_get(sh);
+    if (oc->hs) /* its point-to-point waits are OPI's, for the statistics */
+        oc->hs->wait_as = 1 + HMPI_WAIT_OPI;
     return MPI_SUCCESS;
 }
 

@@ -55,6 +55,7 @@ static uint32_t *pseq_to, *pseq_from;     /* [peer]: messages numbered, taken in
 static int draining;                      /* inside take_queue: no nested take */
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 int hmpi_p2p_threaded;
+size_t hmpi_p2p_immediate_room;
 
 void hmpi_p2p_lock_slow(void) { pthread_mutex_lock(&engine_lock); }
 void hmpi_p2p_unlock_slow(void) { pthread_mutex_unlock(&engine_lock); }
@@ -575,6 +576,7 @@ void hmpi_p2p_wait(hmpi_req_t *r)
         hmpi_backoff(&b);
         hmpi_p2p_lock();
     }
+    hmpi_wait_end(&b, hmpi_p2p_wait_family(r->comm, r->kind == HMPI_REQ_SEND));
 }
 
 /* Called by multi-request waits (mpi/request.c) between passes. */
@@ -603,8 +605,11 @@ static void count_proto(hmpi_proto_t p, size_t bytes)
     static const hmpi_stat_t byts[HMPI_PROTO_COUNT] = {
         HMPI_STAT_bytes_immediate, HMPI_STAT_bytes_copy, HMPI_STAT_bytes_synergistic,
         HMPI_STAT_bytes_cma, HMPI_STAT_bytes_pipe};
-    hmpi_stat_add(msgs[p], 1);
-    hmpi_stat_add(byts[p], bytes);
+    if (__builtin_expect(hmpi_stats_counting(), 0)) {
+        int threads = hmpi_stats_threads; /* inside an MPI call: no locked instruction */
+        hmpi_stat_bump_as(threads, msgs[p], 1);
+        hmpi_stat_bump_as(threads, byts[p], bytes);
+    }
 }
 
 /* Packs r's message into dst (from MPI_BOTTOM too: hmpi_type_pack). */
@@ -664,8 +669,15 @@ static void lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, int tag, size_t by
     e->pseq = pseq_to[dst]++;
     atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
     atomic_store_explicit(&e->lseq, ++lane_head[dst], memory_order_release);
-    count_proto(HMPI_PROTO_IMMEDIATE, bytes);
-    hmpi_stat_add(HMPI_STAT_msgs_lane, 1);
+    /* The 8-byte ping-pong's one place of counting: one test when off; when on, two
+     * plain adds, not locked ones, each of which would wait for the store buffer on
+     * every send of the message rate (docs/observability.md, what counting costs).
+     * msgs_immediate counts the queue's only: hmpi_stat_get adds msgs_lane. */
+    if (__builtin_expect(hmpi_stats_counting(), 0)) {
+        int threads = hmpi_stats_threads;
+        hmpi_stat_bump_as(threads, HMPI_STAT_bytes_immediate, bytes);
+        hmpi_stat_bump_as(threads, HMPI_STAT_msgs_lane, 1);
+    }
 }
 
 /* A small eager message into lane slot e. */
@@ -838,8 +850,10 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
         hmpi_env_t *e = lane_slot(lane, lane_next[src_local]);
         if (atomic_load_explicit(&e->lseq, memory_order_acquire) == lane_next[src_local] + 1)
             break;
-        if (!hmpi_queue_empty(&me->incoming) || hmpi_backoff_yielding(&b))
+        if (!hmpi_queue_empty(&me->incoming) || hmpi_backoff_yielding(&b)) {
+            hmpi_wait_handoff(&b, hmpi_p2p_wait_family(c, 0));
             return 0;
+        }
         hmpi_backoff(&b);
     }
     hmpi_env_t *e = lane_slot(lane, lane_next[src_local]);
@@ -850,8 +864,10 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
     if (p != pseq_from[src_local] || ctx != c->ctx || src != source ||
         (tag != MPI_ANY_TAG && etag != tag) || etag < 0 ||
         HMPI_READ_ONCE(e->proto) != HMPI_PROTO_IMMEDIATE ||
-        HMPI_READ_ONCE(e->src_local) != src_local || size > (uint64_t)hmpi_knobs.IMMEDIATE_MAX)
+        HMPI_READ_ONCE(e->src_local) != src_local || size > (uint64_t)hmpi_p2p_immediate_room) {
+        hmpi_wait_handoff(&b, hmpi_p2p_wait_family(c, 0));
         return 0; /* (the slot lies in src_local's heap: lanes_connect checked the lane) */
+    }
     lane_next[src_local]++;
     pseq_from[src_local] = p + 1;
     size_t len = size <= cap ? size : cap;
@@ -860,6 +876,7 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
     *err = size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     if (status != MPI_STATUS_IGNORE)
         hmpi_status_fill(status, src, etag, len);
+    hmpi_wait_end(&b, hmpi_p2p_wait_family(c, 0));
     return 1;
 }
 
@@ -1038,7 +1055,7 @@ int hmpi_p2p_init(void)
         ctrl->magic = HMPI_CTRL_MAGIC;
     }
     size_t line = HMPI_CACHE_LINE;
-    size_t payload = (size_t)hmpi_knobs.IMMEDIATE_MAX;
+    size_t payload = hmpi_p2p_immediate_room = (size_t)hmpi_knobs.IMMEDIATE_MAX;
     size_t body = sizeof(((hmpi_env_t *)0)->u) > payload ? sizeof(((hmpi_env_t *)0)->u) : payload;
     hmpi_env_own_offset = (offsetof(hmpi_env_t, u) + body + line - 1) / line * line;
     env_bytes = hmpi_env_own_offset + (sizeof(hmpi_env_own_t) + line - 1) / line * line;

@@ -260,6 +260,19 @@ int hmpi_p2p_check(hmpi_req_t *r); /* hmpi_p2p_test without the engine's progres
 /* Waits for r to complete, making progress and yielding when oversubscribed. */
 void hmpi_p2p_wait(hmpi_req_t *r);
 
+/* Payload bytes an envelope holds: HMPI_IMMEDIATE_MAX as MPI_Init read it. The knob may
+ * be lowered later (MPI_T); receivers check an immediate message against this. */
+extern size_t hmpi_p2p_immediate_room;
+
+/* What a wait for a send (send = 1) or a receive on c waits as (statistics): as c says
+ * (OPI's shadows: OPI), else by the operation. */
+static inline hmpi_wait_family_t hmpi_p2p_wait_family(const hmpi_comm_t *c, int send)
+{
+    if (c && c->wait_as)
+        return (hmpi_wait_family_t)(c->wait_as - 1);
+    return send ? HMPI_WAIT_SEND : HMPI_WAIT_RECV;
+}
+
 /* The short ways of MPI_Send and MPI_Recv (engine lock not taken, so not under
  * MPI_THREAD_MULTIPLE): a small contiguous message by the lane, when nothing else is in
  * the way. 0 when they did nothing: then the caller goes the general way. The receive

@@ -48,11 +48,11 @@ static size_t place(const void *src, hmpi_req_t *r, const hmpi_type_t *t, size_t
 /* ---- checks: each field read once, then compared ---------------------------------- */
 
 /* Inline payload: no pointer to trust, only a size that must fit the envelope (which
- * the engine found whole in the heap, IMMEDIATE_MAX payload bytes included). */
+ * the engine found whole in the heap, hmpi_p2p_immediate_room payload bytes included). */
 static const char *check_immediate(hmpi_msg_view_t *v)
 {
     v->data = v->env->u.payload;
-    return v->size <= (uint64_t)hmpi_knobs.IMMEDIATE_MAX ? NULL : "size";
+    return v->size <= (uint64_t)hmpi_p2p_immediate_room ? NULL : "size";
 }
 
 /* The data lies in the shared heap, all of it. */

@@ -18,6 +18,7 @@ void hmpi_rma_acc_lock(hmpi_win_t *w, int wl)
     hmpi_rma_wait_t wt = {{0}};
     while (!hmpi_rma_acc_try(t))
         hmpi_rma_wait_step(w, &wt);
+    hmpi_wait_end(&wt.b, HMPI_WAIT_RMA);
 }
 
 void hmpi_rma_acc_unlock(hmpi_win_t *w, int wl)

@@ -26,6 +26,7 @@ static void lock_word(hmpi_win_t *w, int wl, int exclusive)
     hmpi_rma_wait_t wt = {{0}};
     while (!(exclusive ? hmpi_rma_rw_try_excl(t) : hmpi_rma_rw_try_shared(t)))
         hmpi_rma_wait_step(w, &wt);
+    hmpi_wait_end(&wt.b, HMPI_WAIT_RMA);
 }
 
 static void unlock_word(hmpi_win_t *w, int wl, int exclusive)

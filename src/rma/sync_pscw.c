@@ -78,6 +78,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
         hmpi_rma_wait_t wt = {{0}};
         while (!hmpi_rma_count_ahead(cell, w->seen_post[t]))
             hmpi_rma_wait_step(w, &wt);
+        hmpi_wait_end(&wt.b, HMPI_WAIT_RMA);
         w->seen_post[t]++;
     }
     w->started = 1;
@@ -145,6 +146,7 @@ int MPI_Win_wait(MPI_Win win)
     }
     while (!all_done(w))
         hmpi_rma_wait_step(w, &wt);
+    hmpi_wait_end(&wt.b, HMPI_WAIT_RMA);
     consume_done(w);
     return MPI_SUCCESS;
 }
@@ -168,6 +170,7 @@ int MPI_Win_test(MPI_Win win, int *flag)
         hmpi_rma_wait_t wt = {{0}};
         while (!all_done(w))
             hmpi_rma_wait_step(w, &wt);
+        hmpi_wait_end(&wt.b, HMPI_WAIT_RMA);
     } else if (!all_done(w)) {
         hmpi_rma_wait_step(w, &w->polls); /* a loop on MPI_Win_test must let origins run */
         return MPI_SUCCESS;

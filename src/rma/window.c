@@ -85,6 +85,7 @@ void hmpi_rma_barrier(hmpi_win_t *w)
     hmpi_rma_wait_t wt = {{0}};
     while (!hmpi_rma_barrier_done(w->ctrl, round))
         hmpi_rma_wait_step(w, &wt);
+    hmpi_wait_end(&wt.b, HMPI_WAIT_RMA);
 }
 
 /* ---- creation --------------------------------------------------------------------------- */

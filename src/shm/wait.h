@@ -1,14 +1,20 @@
 /* wait.h: how every HMPI wait loop waits. Spin briefly (the peer is usually running on
  * another core), then yield the core, because tests run 8 ranks on 2 cores and the
- * rank we wait for may need our core. No MPI in here. */
+ * rank we wait for may need our core. And what the waits cost, for the statistics: a
+ * wait loop ends with hmpi_wait_end, which counts a wait that took a step (did not
+ * complete at once) and its time. No MPI in here. */
 #ifndef HMPI_SHM_WAIT_H
 #define HMPI_SHM_WAIT_H
 
+#include "../common/stats.h"
+
 #include <sched.h>
+#include <stdint.h>
 
 typedef struct {
     unsigned spins;
     unsigned limit; /* hmpi_spin_limit, read once the wait outlasts HMPI_SPIN_EARLY */
+    uint64_t t0;    /* the clock (ns) then, when counting; 0: not timed */
 } hmpi_backoff_t;
 
 /* Pause steps before a wait yields its core: 256 while every rank of the
@@ -47,5 +53,59 @@ static inline void hmpi_backoff(hmpi_backoff_t *b)
         hmpi_backoff_slow(b);
     }
 }
+
+/* What a wait waited for: its counters are wait_<family> and wait_<family>_ns, in this
+ * order in stats.def. */
+typedef enum {
+    HMPI_WAIT_RECV, /* a receive (or probe) for its message */
+    HMPI_WAIT_SEND, /* a send for its receiver */
+    HMPI_WAIT_COLL, /* a collective for other ranks */
+    HMPI_WAIT_RMA,  /* an RMA synchronization */
+    HMPI_WAIT_OPI,  /* OPI_Take or OPI_Give for its peer */
+    HMPI_WAIT_FAMILIES
+} hmpi_wait_family_t;
+
+/* The time of a wait: a wait that ends within its first HMPI_SPIN_EARLY steps reads no
+ * clock (those end on the critical path of the smallest messages, where a clock read
+ * would cost more than the 2% the statistics may); its steps count at the cost of a
+ * pause step, measured by hmpi_wait_calibrate (in 1/16 ns). A longer one reads the
+ * clock as it passes them (hmpi_backoff_slow) and as it ends. */
+extern HMPI_HIDDEN uint32_t hmpi_wait_step16;
+uint64_t hmpi_wait_now(void);
+/* Measures hmpi_wait_step16, once; before statistics are first turned on. */
+void hmpi_wait_calibrate(void);
+void hmpi_wait_note_timed(const hmpi_backoff_t *b, hmpi_wait_family_t f, int count);
+
+/* Counts the wait b of family f (count: as one wait, or its time only), when counting. */
+static inline void hmpi_wait_note(const hmpi_backoff_t *b, hmpi_wait_family_t f, int count)
+{
+    if (!hmpi_stats_counting())
+        return;
+    if (b->t0) {
+        hmpi_wait_note_timed(b, f, count);
+        return;
+    }
+    hmpi_stat_t s = (hmpi_stat_t)(HMPI_STAT_wait_recv + 2 * (int)f);
+    if (count)
+        hmpi_stat_bump(s, 1);
+    hmpi_stat_bump((hmpi_stat_t)(s + 1), ((uint64_t)b->spins * hmpi_wait_step16) >> 4);
+}
+
+/* The end of the wait b (a loop of hmpi_backoff steps) of family f. Macros, so that f is
+ * worked out only for a wait that took a step: one that completed at once pays one test
+ * of b->spins, on the short ways too. */
+#define hmpi_wait_end(b, f)                                                                \
+    do {                                                                                   \
+        if ((b)->spins)                                                                    \
+            hmpi_wait_note((b), (f), 1);                                                   \
+    } while (0)
+
+/* b gives up while the operation waits on in another loop, which counts it: its time so
+ * far only. */
+#define hmpi_wait_handoff(b, f)                                                            \
+    do {                                                                                   \
+        if ((b)->spins)                                                                    \
+            hmpi_wait_note((b), (f), 0);                                                   \
+    } while (0)
 
 #endif

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""stats_check.py: runs an MPI job with HMPI_STATS=1 and judges it from its output:
+"""stats_check.py: runs an MPI job with HMPI_STATS=per-rank and judges it from its output:
 exit code 0, every expected line of output, one "stats" line per rank from an active
 HMPI, and conditions on each rank's counters (src/common/stats.def). Used by the
 ecosystem tests (Fortran, C++, Python, tool stacking, install).
@@ -29,7 +29,7 @@ def main():
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
-    env = dict(os.environ, HMPI_STATS="1")
+    env = dict(os.environ, HMPI_STATS="per-rank")
     try:
         p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            timeout=a.timeout, text=True, errors="replace")

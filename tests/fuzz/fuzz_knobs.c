@@ -7,7 +7,8 @@
  *  - a rejected value leaves the output untouched;
  *  - round trip: an accepted value printed in decimal, and for a SIZE with the largest
  *    suffix that divides it, parses back to itself;
- *  - a WORD knob accepts exactly its listed words, whole.
+ *  - a WORD knob accepts exactly its listed words, whole, and for a word "head:VALUE" any
+ *    text that is head: and at least one character more.
  * No MPI. */
 #include "common/knobs.h"
 
@@ -87,12 +88,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, data + 1, size - 1);
     text[size - 1] = '\0';
 
-    if (k->type == HMPI_KNOB_WORD) { /* exactly one of its words, compared whole */
+    if (k->type == HMPI_KNOB_WORD) { /* one of its words, compared whole, or head:VALUE */
         const char *w = hmpi_knob_words(k);
         int want_ok = 0;
         for (size_t len; w && *w; w += len + (w[len] == '|')) {
             len = strcspn(w, "|");
             want_ok |= len > 0 && strlen(text) == len && memcmp(text, w, len) == 0;
+            const char *colon = memchr(w, ':', len);
+            size_t head = colon ? (size_t)(colon - w) + 1 : 0;
+            want_ok |= colon && head < len && strlen(text) > head && memcmp(text, w, head) == 0;
         }
         if (hmpi_knob_word_ok(k, text) != want_ok)
             FAIL("HMPI_%s='%s': word check says %d, reference %d", k->name, text,

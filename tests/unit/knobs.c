@@ -127,6 +127,21 @@ static void test_parse(void)
                                       "offf", "collaps", "advise|", "|auto", "none"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK(!hmpi_knob_word_ok(hp, bad[i]), "HUGEPAGES='%s' accepted", bad[i]);
+    rejects("STATS", "1");
+    /* WORD: exactly one of its words, nothing more or less; json:FILE any json:... */
+    const hmpi_knob_info_t *st = knob("STATS");
+    CHECK(st->type == HMPI_KNOB_WORD && hmpi_knob_words(st) != NULL, "STATS is no WORD knob");
+    CHECK(strcmp(hmpi_knob_words(st), "0|1|per-rank|json:FILE") == 0, "STATS words '%s'",
+          hmpi_knob_words(st));
+    static const char *const good_s[] = {"0", "1", "per-rank", "json:x", "json:/tmp/a b.json",
+                                         "json::", "json:FILE", "json:|"};
+    for (size_t i = 0; i < sizeof good_s / sizeof good_s[0]; i++)
+        CHECK(hmpi_knob_word_ok(st, good_s[i]), "STATS='%s' refused", good_s[i]);
+    static const char *const bad_s[] = {"", "|", "0|1", "2", "on", "per-rank ", " 1", "per",
+                                        "per-ranks", "1|", "|0", "json:", "json", "JSON:x",
+                                        "jso:x", "0:x", "per-rank:x"};
+    for (size_t i = 0; i < sizeof bad_s / sizeof bad_s[0]; i++)
+        CHECK(!hmpi_knob_word_ok(st, bad_s[i]), "STATS='%s' accepted", bad_s[i]);
     CHECK(hmpi_knob_words(knob("SHM_DIR")) == NULL && !hmpi_knob_word_ok(knob("SHM_DIR"), "x"),
           "a STR knob has words");
 }
@@ -225,8 +240,8 @@ static void test_load(void)
     clear_env();
     CHECK(load_capturing(out, sizeof out) == 0, "defaults do not load: [%s]", out);
     CHECK(out[0] == '\0', "loading the defaults printed [%s]", out);
-    CHECK(hmpi_knobs.DISABLE == 0 && hmpi_knobs.NODE_SIZE == 0 && hmpi_knobs.STATS == 0 &&
-              hmpi_knobs.VERBOSE == 0,
+    CHECK(hmpi_knobs.DISABLE == 0 && hmpi_knobs.NODE_SIZE == 0 &&
+              strcmp(hmpi_knobs.STATS, "0") == 0 && hmpi_knobs.VERBOSE == 0,
           "default flags");
     CHECK(hmpi_knobs.HEAP_SIZE == 32LL << 30, "default HEAP_SIZE %lld", hmpi_knobs.HEAP_SIZE);
     CHECK(hmpi_knobs.SHM_MIN_FREE == 64LL << 20, "default SHM_MIN_FREE %lld",
@@ -241,10 +256,12 @@ static void test_load(void)
     setenv("HMPI_SHM_DIR", "/tmp/x", 1);
     setenv("HMPI_DISABLE", "1", 1);
     setenv("HMPI_HUGEPAGES", "collapse", 1);
+    setenv("HMPI_STATS", "json:out.json", 1);
     CHECK(load_capturing(out, sizeof out) == 0 && out[0] == '\0', "good values: [%s]", out);
     CHECK(hmpi_knobs.HEAP_SIZE == 1LL << 30 && hmpi_knobs.NODE_SIZE == 3 &&
               hmpi_knobs.DISABLE == 1 && strcmp(hmpi_knobs.SHM_DIR, "/tmp/x") == 0 &&
-              strcmp(hmpi_knobs.HUGEPAGES, "collapse") == 0,
+              strcmp(hmpi_knobs.HUGEPAGES, "collapse") == 0 &&
+              strcmp(hmpi_knobs.STATS, "json:out.json") == 0,
           "values from the environment not loaded");
 
     /* Bad values: -1 and one line naming the knob, the value and the range. */
@@ -259,6 +276,9 @@ static void test_load(void)
     expect_bad("HMPI_HUGEPAGES", "on", "HMPI_HUGEPAGES='on' is not valid",
                "one of auto, off, advise, collapse");
     expect_bad("HMPI_HUGEPAGES", "", "HMPI_HUGEPAGES='' is not valid", NULL);
+    expect_bad("HMPI_STATS", "yes", "HMPI_STATS='yes' is not valid",
+               "one of 0, 1, per-rank, json:FILE");
+    expect_bad("HMPI_STATS", "json:", "HMPI_STATS='json:' is not valid", NULL);
 
     /* With the world rank known, the line says it. */
     hmpi_log_rank = 5;
