@@ -218,7 +218,10 @@ def main():
                     if check(m, f"no measure from stats_wait:\n{out}"):
                         w = int(m.group(1))
                         got = per[0]["wait_recv_ns"]
-                        check(got >= w - w // 100 - 100000 and got <= w + 1000,
+                        # A wait's first spin steps count at their calibrated cost, not
+                        # by the clock: a scheduler slice lost there on a loaded machine
+                        # is missing (stats_wait allows the same 10%).
+                        check(got >= w - w // 10 and got <= w + 1000,
                               f"rank 0 waited {w} ns, its wait_recv_ns is {got}")
                         other = per[1]["wait_recv_ns"] + per[1]["wait_send_ns"]
                         check(other < 2000000, f"rank 1 never waited, its counters say {other} ns")
