@@ -64,8 +64,19 @@ static inline void tsan_freeing(void) {}
 static inline void *tsan_got(void *p) { return p; }
 #endif
 
+/* glibc's malloc aligns every block to 16 bytes; mimalloc aligns blocks of up to 8 bytes
+ * to 8 only (which C17 allows). Programs and the MPI below come to depend on glibc's
+ * rule: MPICH 4.0.2 over UCX takes the base of a window from UCX's registration, 16-byte
+ * aligned, so a window over an 8-byte block has every operation land 8 bytes before it
+ * (docs/design.md). Requests under 16 bytes therefore take 16, and alignments under 16
+ * become 16: every block is aligned as glibc's would be. */
+enum { GLIBC_ALIGN = 16 };
+
+static inline size_t glibc_size(size_t n) { return n < GLIBC_ALIGN ? GLIBC_ALIGN : n; }
+
 void *hmpi_heap_malloc(size_t n)
 {
+    n = glibc_size(n);
     mi_heap_t *h = shared_heap();
     void *p = h ? served(mi_heap_malloc(h, n), n) : NULL;
     return tsan_got(p ? p : mi_malloc(n));
@@ -73,6 +84,11 @@ void *hmpi_heap_malloc(size_t n)
 
 void *hmpi_heap_calloc(size_t count, size_t size)
 {
+    size_t n;
+    if (!__builtin_mul_overflow(count, size, &n) && n < GLIBC_ALIGN) {
+        count = 1;
+        size = GLIBC_ALIGN;
+    }
     mi_heap_t *h = shared_heap();
     void *p = h ? served(mi_heap_calloc(h, count, size), count * size) : NULL;
     return tsan_got(p ? p : mi_calloc(count, size));
@@ -80,6 +96,7 @@ void *hmpi_heap_calloc(size_t count, size_t size)
 
 void *hmpi_heap_realloc(void *old, size_t n)
 {
+    n = glibc_size(n);
     mi_heap_t *h = shared_heap();
     tsan_freeing();
     if (h == NULL)
@@ -92,6 +109,8 @@ void *hmpi_heap_aligned(size_t align, size_t n)
 {
     /* The _at variants: mimalloc 2.0.9's mi_(heap_)malloc_aligned misalign power-of-two
      * sizes of 256..1024 B (microsoft/mimalloc#700); tests/unit/malloc_stress checks. */
+    n = glibc_size(n);
+    align = align < GLIBC_ALIGN ? GLIBC_ALIGN : align;
     mi_heap_t *h = shared_heap();
     void *p = h ? served(mi_heap_malloc_aligned_at(h, n, align, 0), n) : NULL;
     return tsan_got(p ? p : mi_malloc_aligned_at(n, align, 0));

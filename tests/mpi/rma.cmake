@@ -13,6 +13,8 @@
 #                segments, one process, alloc_shared_noncontig
 #   rma_halo     a halo exchange in fence, PSCW, lock_all and load/store (MPI SHM) modes
 #   rma_errors   epoch misuse raises MPI_ERR_RMA_SYNC through the window's handler
+#   rma_small    windows over malloc'ed blocks of 4 to 16 bytes: MPI_WIN_BASE is the
+#                buffer, accumulates, puts and gets land in it
 # The _nocma variants forbid process_vm_readv/writev (HMPI_CMA=0): windows over private
 # memory then go through the MPI below, and their synchronization with them.
 set(_rma_dir ${CMAKE_CURRENT_LIST_DIR})
@@ -59,6 +61,7 @@ rma_test(rma_atomic TIMEOUT 120 NOCMA ARGS 10000 BELOW_ARGS 1000 ENV ${_rma_atom
 rma_test(rma_shared TIMEOUT 120)
 rma_test(rma_halo   TIMEOUT 120)
 rma_test(rma_errors TIMEOUT 60)
+rma_test(rma_small  TIMEOUT 120)
 
 # rma_large: MPI 4's large-count one-sided calls (MPICH only: Open MPI 4.1 has none),
 # on the real node; HMPI_STATS must show every rank's operations on HMPI's windows

@@ -123,8 +123,8 @@ static void make(blk_t *b, rng_t *r)
     b->fam = how < 6 ? FAM_LIBC : FAM_HMPI;
     b->seed = atomic_fetch_add(&next_seed, 1);
     int zeroed = 0;
-    /* malloc's alignment: max_align_t (16) from 16 B up, the pointer size below. */
-    size_t natural = n >= 16 ? 16 : 8;
+    /* malloc's alignment: 16 B for every size, as glibc's (src/heap/alloc.c). */
+    size_t natural = 16;
     switch (how) {
     case 0: what = "malloc"; b->p = malloc(n); align = natural; break;
     case 1: what = "calloc"; b->p = calloc(n, 1); zeroed = 1; align = natural; break;
