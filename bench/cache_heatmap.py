@@ -41,15 +41,19 @@ def script(name, unit, grid, ds, ms, info):
     q = lambda s: s.replace('"', "'").replace("`", "").replace("\\", "/")
     xt = ", ".join(f"\"{label(m)}\" {i}" for i, m in enumerate(ms))
     yt = ", ".join(f"\"{label(d)}\" {i}" for i, d in enumerate(ds))
-    lines = [f"# {name}: {MARK}; redraw with: gnuplot {name}.gp",
+    below = info.get("MPI name", "MPI below")   # "MPICH 4.0.2", written by bench/run
+    unit = "µs" if unit == "us" else unit
+    lines = [f"# {name}: {MARK}; redraw with: gnuplot {name}.gp", "set encoding utf8",
              "set terminal png size 1500,560 noenhanced", f"set output \"{name}.png\"",
              "set multiplot layout 1,3 title \"" + q(f"cache {name[6:]}: {unit}; "
-             f"{info.get('MPI below', '?')}") + "\\n" + q(info.get("machine", "?")) + "\"",
+             f"{info.get('MPI below', '?')}") + "\\n" + q(info.get("machine", "?")) + ", " +
+             q(info.get("date", "?")) + "\"",
              f"set xtics ({xt})", f"set ytics ({yt})", "set xlabel \"message size M\"",
              "set ylabel \"data buffer D\"", "set palette grey negative",
              f"set xrange [-0.5:{len(ms) - 0.5}]", f"set yrange [-0.5:{len(ds) - 0.5}]",
              "set style fill solid 1.0 noborder", "set bmargin 7"]
-    for col, title in ((0, "HMPI"), (1, "MPI below"), (2, "HMPI / MPI below")):
+    for col, title in ((0, f"HMPI over {q(below)}"), (1, f"{q(below)} alone"),
+                       (2, f"HMPI / {q(below)}")):
         lines.append(f"$d{col} << EOD")
         for (i, j), vals in sorted(grid.items()):
             if vals[col] is not None:

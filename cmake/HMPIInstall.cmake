@@ -7,6 +7,18 @@ install(TARGETS hmpi hmpi_static EXPORT HMPITargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/hmpi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# hmpi.pc forces this header into every compile: it stops one against the other MPI's mpi.h.
+if(HMPI_MPI STREQUAL "openmpi")
+  set(HMPI_BUILT_OPENMPI 1)
+  set(HMPI_MPI_NAME "Open MPI")
+else()
+  set(HMPI_BUILT_OPENMPI 0)
+  set(HMPI_MPI_NAME "MPICH")
+endif()
+get_filename_component(HMPI_MPICC_NAME ${HMPI_MPICC} NAME)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/hmpi_mpi_check.h.in
+  ${PROJECT_BINARY_DIR}/hmpi_mpi_check.h @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/hmpi_mpi_check.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS hmpi_info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(PROGRAMS
   ${PROJECT_BINARY_DIR}/tools/install/hmpirun

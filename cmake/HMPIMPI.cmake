@@ -15,7 +15,26 @@ find_program(HMPI_MPIEXEC NAMES ${_hmpi_mpiexec} mpiexec REQUIRED)
 set(MPI_C_COMPILER ${HMPI_MPICC} CACHE FILEPATH "" FORCE)
 set(MPIEXEC_EXECUTABLE ${HMPI_MPIEXEC} CACHE FILEPATH "" FORCE)
 find_package(MPI 3.0 REQUIRED COMPONENTS C)
-message(STATUS "HMPI layers on ${HMPI_MPI}: ${HMPI_MPICC}, ${HMPI_MPIEXEC}")
+# The version of the MPI below, from its mpi.h: Open MPI 4 and 5 differ in components
+# (tests choose among them) and in what they check.
+set(HMPI_MPI_VERSION "")
+set(HMPI_OMPI_MAJOR 0)
+find_file(_hmpi_mpi_h mpi.h PATHS ${MPI_C_INCLUDE_DIRS} NO_DEFAULT_PATH NO_CACHE)
+if(_hmpi_mpi_h)
+  file(STRINGS ${_hmpi_mpi_h} _hmpi_v
+    REGEX "^#define[ \t]+(OMPI_(MAJOR|MINOR|RELEASE)_VERSION|MPICH_VERSION)[ \t]")
+  foreach(_l ${_hmpi_v})
+    if(_l MATCHES "MPICH_VERSION[ \t]+\"([0-9.]+)")
+      set(HMPI_MPI_VERSION ${CMAKE_MATCH_1})
+    elseif(_l MATCHES "OMPI_MAJOR_VERSION[ \t]+([0-9]+)")
+      set(HMPI_OMPI_MAJOR ${CMAKE_MATCH_1})
+      set(HMPI_MPI_VERSION ${CMAKE_MATCH_1})
+    elseif(_l MATCHES "OMPI_(MINOR|RELEASE)_VERSION[ \t]+([0-9]+)")
+      string(APPEND HMPI_MPI_VERSION ".${CMAKE_MATCH_2}")
+    endif()
+  endforeach()
+endif()
+message(STATUS "HMPI layers on ${HMPI_MPI} ${HMPI_MPI_VERSION}: ${HMPI_MPICC}, ${HMPI_MPIEXEC}")
 
 # Extra launcher flags the tests need: Open MPI refuses root and more ranks than cores
 # unless told. The benchmarks get only what they need to start: Open MPI turns

@@ -9,6 +9,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#if defined(__GNUC__)
+#pragma GCC visibility push(default) /* the API of a library built with hidden visibility */
+#endif
 
 #define HMPI_VERSION_MAJOR 0
 #define HMPI_VERSION_MINOR 1
@@ -68,6 +71,9 @@ typedef struct {
 } OPI_Pool_info;
 int OPI_Pool_query(OPI_Pool_info *info);
 
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

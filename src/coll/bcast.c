@@ -109,8 +109,8 @@ static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
         int pos = 0;
         for (int k = 0; k < count && err == MPI_SUCCESS; k += per) {
             int m = count - k < per ? count - k : per;
-            err = PMPI_Pack(hmpi_coll_at(buf, (MPI_Aint)k * l->extent), m, type, sc,
-                            (int)l->size, &pos, MPI_COMM_SELF);
+            err = hmpi_type_pack(hmpi_coll_at(buf, (MPI_Aint)k * l->extent), m, type, sc,
+                                 (int)l->size, &pos); /* MPI_BOTTOM too */
             atomic_store_explicit(&h->progress, (uint64_t)pos, memory_order_release);
         }
         if (err != MPI_SUCCESS) /* readers must not wait for bytes that never come */

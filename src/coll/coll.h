@@ -115,6 +115,11 @@ typedef struct {
     hmpi_coll_mode_t mode;
     hmpi_coll_team_t team;
     MPI_Comm leaders;         /* HIER: one rank per node (MPI_COMM_NULL elsewhere) */
+    MPI_Comm others;          /* HIER: the other ranks, from the same split; unused: every
+                                 member holds a communicator of that context, so Open MPI
+                                 4.1's contexts stay alike in all (its nonblocking context
+                                 allocation deadlocks beside blocking ones when ranks'
+                                 sets of contexts differ) */
     int *leader_of;           /* HIER: [comm size] leaders-comm rank of each member's leader */
     int nleaders;             /* HIER: nodes; members listed node after node ("node-major"): */
     int *node_count;          /* [nleaders] members of each node */

@@ -184,6 +184,7 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
         s->node_first = s->node_count + c->size;
     }
     s->leaders = MPI_COMM_NULL;
+    s->others = MPI_COMM_NULL;
     s->mode = HMPI_COLL_PASS;
 
     size_t cap = (size_t)hmpi_knobs.COLL_INLINE_MAX;
@@ -239,7 +240,7 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     }
     if (spans) {
         int leader = t->me == 0;
-        PMPI_Comm_split(c->handle, leader ? 0 : MPI_UNDEFINED, c->rank, &s->leaders);
+        PMPI_Comm_split(c->handle, leader ? 0 : 1, c->rank, leader ? &s->leaders : &s->others);
         s->mode = HMPI_COLL_HIER;
     } else {
         s->mode = HMPI_COLL_FLAT;
@@ -280,6 +281,8 @@ void hmpi_coll_comm_free(hmpi_comm_t *c)
     hmpi_heap_free(s->my_slot);
     if (s->leaders != MPI_COMM_NULL)
         PMPI_Comm_free(&s->leaders);
+    if (s->others != MPI_COMM_NULL)
+        PMPI_Comm_free(&s->others);
     hmpi_heap_free(s);
     c->coll = NULL;
 }

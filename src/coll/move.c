@@ -89,7 +89,7 @@ int hmpi_coll_pack(void *dst, const void *buf, int count, MPI_Datatype type,
         return MPI_SUCCESS;
     }
     int pos = 0;
-    int err = PMPI_Pack(buf, count, type, dst, (int)l->size, &pos, MPI_COMM_SELF);
+    int err = hmpi_type_pack(buf, count, type, dst, (int)l->size, &pos); /* MPI_BOTTOM too */
     if (err == MPI_SUCCESS && (size_t)pos != l->size)
         err = MPI_ERR_INTERN; /* packed data is not the plain bytes: never on one node */
     return err;
@@ -107,7 +107,7 @@ int hmpi_coll_unpack(void *buf, int count, MPI_Datatype type, const hmpi_coll_la
         return MPI_SUCCESS;
     }
     int pos = 0;
-    return PMPI_Unpack(src, (int)bytes, &pos, buf, count, type, MPI_COMM_SELF);
+    return hmpi_type_unpack(src, (int)bytes, &pos, buf, count, type); /* MPI_BOTTOM too */
 }
 
 int hmpi_coll_move(void *dst, int rcount, MPI_Datatype rtype, const hmpi_coll_layout_t *rl,

@@ -221,6 +221,8 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
         if (err)
             return hmpi_raise_in(comm, err, "MPI_Reduce");
     }
+    if (s && hmpi_op_outside(op, type, 0))
+        s = NULL; /* a pair the standard does not define: the MPI below's to take or refuse */
     if (s && s->mode == HMPI_COLL_HIER && !hmpi_coll_commutative(op))
         s = NULL; /* rank order across nodes: the MPI below */
     HMPI_COLL_COUNT(reduce, s != NULL);
@@ -384,6 +386,8 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
     if (s && recvbuf == MPI_IN_PLACE && count > 0)
         return hmpi_raise_in(comm, hmpi_err_what(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE"),
                              "MPI_Allreduce");
+    if (s && hmpi_op_outside(op, type, 0))
+        s = NULL; /* a pair the standard does not define: the MPI below's to take or refuse */
     if (s && s->mode == HMPI_COLL_HIER && !hmpi_coll_commutative(op))
         s = NULL;
     HMPI_COLL_COUNT(allreduce, s != NULL);

@@ -94,8 +94,8 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     HMPI_ENTER("MPI_Reduce_scatter_block");
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
-    if (s && s->mode != HMPI_COLL_FLAT)
-        s = NULL;
+    if (s && (s->mode != HMPI_COLL_FLAT || hmpi_op_outside(op, type, 0)))
+        s = NULL; /* (a pair the standard does not define: the MPI below's to say) */
     HMPI_COLL_COUNT(reduce_scatter_block, s != NULL);
     if (!s && hmpi_check_comm_null(comm, "MPI_Reduce_scatter_block"))
         return MPI_ERR_COMM;
@@ -114,8 +114,8 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
     HMPI_ENTER("MPI_Reduce_scatter");
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
-    if (s && s->mode != HMPI_COLL_FLAT)
-        s = NULL;
+    if (s && (s->mode != HMPI_COLL_FLAT || hmpi_op_outside(op, type, 0)))
+        s = NULL; /* (a pair the standard does not define: the MPI below's to say) */
     HMPI_COLL_COUNT(reduce_scatter, s != NULL);
     if (!s && hmpi_check_comm_null(comm, "MPI_Reduce_scatter"))
         return MPI_ERR_COMM;

@@ -61,6 +61,8 @@ static int scan_entry(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     if (s && s->mode != HMPI_COLL_FLAT)
         s = NULL; /* prefixes across nodes: the MPI below */
+    if (s && hmpi_op_outside(op, type, 0))
+        s = NULL; /* a pair the standard does not define: the MPI below's to take or refuse */
     if (exclusive)
         HMPI_COLL_COUNT(exscan, s != NULL);
     else

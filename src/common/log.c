@@ -1,5 +1,6 @@
 /* log.c: messages to the user, one line each, prefixed with the world rank.
- * Formats into a stack buffer and writes once, so lines of ranks do not mix. */
+ * Formats into a stack buffer and writes once, so lines of ranks do not mix; while
+ * held (MPI_Init), keeps the lines for one rank to say on behalf of all. */
 #include "log.h"
 
 #include <stdarg.h>
@@ -8,6 +9,35 @@
 #include <unistd.h>
 
 int hmpi_log_rank = -1;
+
+/* Lines kept while holding; the last 4 bytes are left for "...\n", which marks that a
+ * line did not fit and was dropped. */
+static struct {
+    int on, cut;
+    size_t len;
+    char text[4096];
+} held;
+
+/* Writes the pieces as one line, or keeps them while holding. */
+static void put(const struct iovec *v, int n)
+{
+    if (!held.on) {
+        ssize_t w = writev(STDERR_FILENO, v, n);
+        (void)w;
+        return;
+    }
+    size_t len = 0;
+    for (int i = 0; i < n; i++)
+        len += v[i].iov_len;
+    if (held.len + len > sizeof held.text - 4) {
+        held.cut = 1;
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        memcpy(held.text + held.len, v[i].iov_base, v[i].iov_len);
+        held.len += v[i].iov_len;
+    }
+}
 
 static void emit(const char *kind, const char *fmt, va_list ap)
 {
@@ -22,8 +52,8 @@ static void emit(const char *kind, const char *fmt, va_list ap)
         m = 0;
     size_t len = strnlen(line, sizeof line - 2);
     line[len++] = '\n';
-    ssize_t w = write(STDERR_FILENO, line, len);
-    (void)w;
+    struct iovec v = {line, len};
+    put(&v, 1);
 }
 
 void hmpi_log_error(const char *fmt, ...)
@@ -31,6 +61,14 @@ void hmpi_log_error(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     emit("error: ", fmt, ap);
+    va_end(ap);
+}
+
+void hmpi_log_warning(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("warning: ", fmt, ap);
     va_end(ap);
 }
 
@@ -48,6 +86,31 @@ void hmpi_log_long(const char *text)
     int n = hmpi_log_rank >= 0 ? snprintf(prefix, sizeof prefix, "hmpi[%d]: ", hmpi_log_rank)
                                : snprintf(prefix, sizeof prefix, "hmpi: ");
     struct iovec v[3] = {{prefix, (size_t)n}, {(void *)text, strlen(text)}, {"\n", 1}};
-    ssize_t w = writev(STDERR_FILENO, v, 3);
-    (void)w;
+    put(v, 3);
+}
+
+void hmpi_log_hold(void)
+{
+    held.on = 1;
+    held.cut = 0;
+    held.len = 0;
+}
+
+size_t hmpi_log_held(void)
+{
+    return held.len + (held.cut ? 4 : 0);
+}
+
+void hmpi_log_release(int print)
+{
+    held.on = 0;
+    if (held.cut) {
+        memcpy(held.text + held.len, "...\n", 4);
+        held.len += 4;
+    }
+    if (print && held.len) {
+        struct iovec v = {held.text, held.len};
+        put(&v, 1);
+    }
+    held.len = 0;
 }

@@ -84,7 +84,8 @@ unsigned long long hmpi_region_space(const char *dir);
 void hmpi_region_watch_faults(const char *dir, void (*abort_job)(void));
 
 /* Hands this rank's slice of an already mapped region to the allocator and switches
- * malloc over to it. From then on every thread allocates from the shared heap.
+ * malloc over to it: the lower half to mimalloc's arenas, the upper half to the big blocks
+ * (HMPI_HEAP_BIG_MIN and more, big.h). From then on every thread allocates from the shared heap.
  * Returns 0 or -1 (logged). */
 int hmpi_heap_attach(uintptr_t base, size_t ctrl_size, unsigned slice_shift, int nslices,
                      int my_slice, int fd);
@@ -97,6 +98,8 @@ void *hmpi_heap_calloc(size_t count, size_t size);
 void *hmpi_heap_realloc(void *p, size_t n);
 void *hmpi_heap_aligned(size_t align, size_t n);
 void hmpi_heap_free(void *p);
+/* The bytes usable in a block of the functions above (malloc_usable_size). */
+size_t hmpi_heap_usable_size(const void *p);
 
 /* Memory that must be in the shared heap (for a peer to read): NULL when the heap is
  * off or full, never private memory. 64-byte aligned. */
@@ -105,6 +108,11 @@ void *hmpi_heap_shared_alloc(size_t n);
 /* From now on every allocation of this process is private (the region's file system is
  * full and the process is on its way out). Signal-safe: one atomic store. */
 void hmpi_heap_go_private(void);
+
+/* From now on, shared blocks of n bytes and more are big blocks (2 MiB-aligned extents
+ * of the slice's upper half, which the huge-page method backs; heap/big.h). Only lowers
+ * the threshold (HMPI_HEAP_BIG_MIN by default). */
+void hmpi_heap_big_from(size_t n);
 
 /* 1 once hmpi_heap_attach succeeded in this process. */
 int hmpi_heap_active(void);

@@ -4,6 +4,7 @@
  * it is linked (-lhmpi before -lmpi, or libhmpi.a inside the program) or preloaded. */
 #include "below.h"
 #include "../common/log.h"
+#include "mismatch.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -12,6 +13,9 @@ struct hmpi_below_table hmpi_below;
 
 __attribute__((constructor)) static void below_bind(void)
 {
+    /* First: with another MPI's library in the process the table below would be filled
+     * from the wrong library, and the first call through it would crash. */
+    hmpi_mpi_check_library();
     int missing = 0;
 #define BIND(name)                                                                         \
     hmpi_below.name = (__typeof__(hmpi_below.name))dlsym(RTLD_NEXT, "PMPI_" #name);       \

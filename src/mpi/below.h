@@ -13,7 +13,12 @@
 #ifndef HMPI_MPI_BELOW_H
 #define HMPI_MPI_BELOW_H
 
+/* libhmpi is built with hidden visibility (it is loaded into other people's programs):
+ * what it exports is the API, declared here with default visibility, which the
+ * definitions inherit (tests/check_exports.py). */
+#pragma GCC visibility push(default)
 #include <mpi.h>
+#pragma GCC visibility pop
 
 /* Every MPI function HMPI defines, without its MPI_ prefix. */
 #define HMPI_BELOW_CALLS(X)                                                                \
@@ -37,8 +42,8 @@
     X(Win_lock_all) X(Win_post) X(Win_shared_query) X(Win_start) X(Win_sync) X(Win_test)    \
     X(Win_unlock) X(Win_unlock_all) X(Win_wait) HMPI_BELOW_CALLS_4(X)
 
-/* MPI 4's large-count calls HMPI defines (large.c, bsend.c), where the MPI below has them
- * (MPICH 4; not Open MPI 4.1). */
+/* MPI 4's large-count calls HMPI defines (large.c, bsend.c), and MPI_Comm_idup_with_info
+ * (comm.c), where the MPI below has them (MPICH 4; not Open MPI 4.1). */
 #if MPI_VERSION >= 4
 #define HMPI_BELOW_CALLS_4(X)                                                              \
     X(Send_c) X(Ssend_c) X(Rsend_c) X(Bsend_c) X(Isend_c) X(Issend_c) X(Irsend_c)          \
@@ -49,7 +54,8 @@
     X(Win_create_c) X(Win_allocate_c) X(Win_allocate_shared_c) X(Win_shared_query_c)       \
     X(Bcast_c) X(Gather_c) X(Scatter_c) X(Allgather_c) X(Alltoall_c) X(Reduce_c)             \
     X(Allreduce_c) X(Scan_c) X(Exscan_c) X(Reduce_scatter_block_c) X(Reduce_scatter_c)      \
-    X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)
+    X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)             \
+    X(Comm_idup_with_info)
 #else
 #define HMPI_BELOW_CALLS_4(X)
 #endif
@@ -75,7 +81,7 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define HMPI_PRAGMA_(text) _Pragma(#text)
 #define HMPI_PMPI(name)                                                                    \
     extern __typeof__(MPI_##name) hmpi_pmpi_##name __asm__("PMPI_" #name)                  \
-        __attribute__((alias("MPI_" #name)));                                              \
+        __attribute__((alias("MPI_" #name), visibility("default")));                      \
     extern __typeof__(MPI_##name) hmpi_self_##name __attribute__((alias("MPI_" #name)));   \
     HMPI_PRAGMA_(weak MPI_##name)
 
@@ -239,6 +245,7 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Allgatherv_c hmpi_below.Allgatherv_c
 #define PMPI_Alltoallv_c hmpi_below.Alltoallv_c
 #define PMPI_Alltoallw_c hmpi_below.Alltoallw_c
+#define PMPI_Comm_idup_with_info hmpi_below.Comm_idup_with_info
 #endif
 
 #endif

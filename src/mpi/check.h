@@ -47,8 +47,24 @@ static inline int hmpi_check_buf_only(const void *buf, int count, MPI_Datatype t
     return hmpi_check_buf_null(buf, count, type, arg);
 }
 
-/* A reduction op that is defined for type (MPI_OP_NULL never is). */
+/* A reduction op (MPI_OP_NULL never is one). */
 int hmpi_check_op(MPI_Op op, MPI_Datatype type);
+
+/* 1 when predefined op on named type is a pair MPI-4.1 §6.9.2 does not define (acc: in
+ * an accumulate, where MPI_REPLACE and MPI_NO_OP are ops too). HMPI has no kernel for
+ * such a pair and makes no rule of its own: a collective goes to the MPI below whole,
+ * which computes it (an extension: MPICH's logical ops on floating point, Open MPI's
+ * every op on MPI_BYTE) or refuses it with MPI_ERR_OP; an accumulate asks the MPI
+ * below's MPI_Reduce_local (rma/acc.c). The same answer in every rank. */
+int hmpi_op_outside(MPI_Op op, MPI_Datatype type, int acc);
+
+/* The MPI below's MPI_Reduce_local, its error returned and not raised: the handlers it
+ * reports to (MPI_COMM_WORLD's, MPI_COMM_SELF's, fatal by default) return errors for
+ * this one call, so that a refusal becomes the caller's error on its own object. */
+int hmpi_reduce_local_quiet(const void *in, void *inout, int count, MPI_Datatype type,
+                            MPI_Op op);
+/* Does the MPI below's MPI_Reduce_local take op on named type (one zeroed element)? */
+int hmpi_op_below_accepts(MPI_Op op, MPI_Datatype type);
 
 /* A rank argument: 0 <= rank < size, or one of the two values allowed (pass
  * MPI_PROC_NULL twice when only it is); arg names it ("dest", "source", "root"). */
@@ -67,8 +83,7 @@ static inline int hmpi_check_rank(int code, int rank, int size, int ok1, int ok2
 int hmpi_check_rma(const void *oaddr, int ocount, MPI_Datatype otype, int target, int wsize,
                    int tcount, MPI_Datatype ttype);
 
-/* An op of the accumulate family: a predefined op (MPI_REPLACE and MPI_NO_OP included)
- * defined for type. */
+/* An op of the accumulate family: a predefined op (MPI_REPLACE and MPI_NO_OP included). */
 int hmpi_check_acc_op(MPI_Op op, MPI_Datatype type);
 
 /* A root argument of a collective on an intracommunicator: 0 <= root < size. */

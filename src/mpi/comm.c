@@ -1,7 +1,15 @@
 /* comm.c: the communicator table and every intercepted constructor and destructor.
- * Contexts: each rank counts up; a new communicator takes the MAX of its members'
- * next values, so all members agree and no two communicators of one rank share a
- * context. COMM_WORLD is 0 and COMM_SELF 1. */
+ * Contexts, two disjoint ranges:
+ *  - blocking constructors (below IDUP_BASE): each rank counts up; a new communicator
+ *    takes the MAX of its members' next values (an allreduce over it), so all members
+ *    agree and no two communicators of one rank share a context. COMM_WORLD is 0 and
+ *    COMM_SELF 1.
+ *  - nonblocking ones (MPI_Comm_idup, from IDUP_BASE): rank 0 of the parent hands out
+ *    a context of its own range (its world rank in the high bits, a count below) and
+ *    the members learn it from a nonblocking broadcast over the new communicator,
+ *    started once the MPI below's duplication is complete; test and wait move both.
+ *    Unique in the whole job, so several pending at once, or blocking ones made
+ *    meanwhile, never meet it; no MAX needed. */
 #include "comm.h"
 #include "errors.h"
 #include "../common/knobs.h"
@@ -17,6 +25,10 @@ enum { NBUCKETS = 256 };
 static hmpi_comm_t *buckets[NBUCKETS];
 hmpi_comm_t *hmpi_comm_world;
 static uint32_t next_ctx = 2;
+
+#define IDUP_BASE 0x80000000u
+static uint32_t idup_next; /* contexts this rank handed out as a parent's rank 0; engine
+                              lock (p2p.h) */
 
 static unsigned bucket_of(MPI_Comm c)
 {
@@ -89,6 +101,17 @@ static void insert(hmpi_comm_t *s)
     buckets[b] = s;
 }
 
+/* State for intracommunicator c under context ctx; -1: c is not accelerated (still
+ * correct: every call on it passes to the MPI below, in every member alike). */
+static int register_as(MPI_Comm c, uint32_t ctx)
+{
+    hmpi_comm_t *s = make_state(c, ctx);
+    if (!s)
+        return -1;
+    insert(s);
+    return 0;
+}
+
 int hmpi_comm_register(MPI_Comm c)
 {
     if (!hmpi_node.active || c == MPI_COMM_NULL)
@@ -100,11 +123,23 @@ int hmpi_comm_register(MPI_Comm c)
     uint32_t ctx = 0;
     PMPI_Allreduce(&next_ctx, &ctx, 1, MPI_UINT32_T, MPI_MAX, c);
     next_ctx = ctx + 1;
-    hmpi_comm_t *s = make_state(c, ctx);
-    if (!s)
-        return -1; /* not accelerated, still correct */
-    insert(s);
-    return 0;
+    if (ctx >= IDUP_BASE)
+        return -1; /* the blocking range is used up (2^31 constructors) */
+    return register_as(c, ctx);
+}
+
+/* A context of the nonblocking range, handed out by this rank as a parent's rank 0:
+ * its world rank above, its count below. 0 (never such a context) when its count is
+ * used up: the new communicator is then not accelerated. */
+static uint32_t idup_ctx_new(void)
+{
+    int wbits = 0;
+    while (wbits < 31 && (1u << wbits) < (uint32_t)hmpi_node.world_size)
+        wbits++;
+    int cbits = 31 - wbits;
+    if (cbits <= 0 || idup_next >= (1u << cbits))
+        return 0;
+    return IDUP_BASE | ((uint32_t)hmpi_node.world_rank << cbits) | idup_next++;
 }
 
 static void destroy(hmpi_comm_t *s)
@@ -183,19 +218,119 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 }
 HMPI_PMPI(Comm_dup_with_info)
 
-/* Nonblocking in name: the context agreement is a blocking allreduce on the new
- * communicator, so HMPI completes the duplication at once (docs/design.md). */
+/* ---- nonblocking constructors ---------------------------------------------------- */
+
+/* A pending MPI_Comm_idup: the MPI below's duplication, started in the call, then the
+ * broadcast of the context over the new communicator, which nobody else uses before
+ * the request completes (a broadcast over the parent would join the parent's own
+ * sequence of nonblocking collectives at a point that differs between members: Open
+ * MPI's idup issues its later rounds from its progress). The request (HMPI_REQ_POLL)
+ * completes when both have, and only then does the new communicator get its state. */
+typedef struct {
+    MPI_Comm newcomm;    /* the MPI below's handle, handed to the program at once */
+    MPI_Request dup;     /* the MPI below's nonblocking duplication */
+    MPI_Request bcast;   /* ctx from rank 0, once dup is complete */
+    int started;         /* bcast was started */
+    uint32_t ctx;        /* 0: not accelerated */
+} idup_t;
+
+/* Poll function of an idup's request (engine lock held): 1 once complete. */
+static int idup_poll(hmpi_req_t *r)
+{
+    idup_t *d = r->arg;
+    int flag = 1, err = MPI_SUCCESS;
+    if (d->dup != MPI_REQUEST_NULL)
+        err = PMPI_Test(&d->dup, &flag, MPI_STATUS_IGNORE);
+    if (err == MPI_SUCCESS && flag && !d->started) {
+        err = PMPI_Ibcast(&d->ctx, 1, MPI_UINT32_T, 0, d->newcomm, &d->bcast);
+        d->started = 1;
+    }
+    if (err == MPI_SUCCESS && flag && d->bcast != MPI_REQUEST_NULL)
+        err = PMPI_Test(&d->bcast, &flag, MPI_STATUS_IGNORE);
+    if (err == MPI_SUCCESS && !flag)
+        return 0;
+    if (err == MPI_SUCCESS && d->ctx != 0)
+        register_as(d->newcomm, d->ctx);
+    hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0);
+    r->arg = NULL;
+    free(d);
+    return 1;
+}
+
+typedef int (*idup_below_fn)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                             MPI_Request *request);
+
+/* MPI_Comm_idup and MPI_Comm_idup_with_info on an accelerated communicator c: the
+ * MPI below starts the duplication, rank 0 of comm picks a context for idup_poll to
+ * broadcast, and HMPI's request stands for both. */
+static int idup_start(hmpi_comm_t *c, MPI_Comm comm, MPI_Info info, idup_below_fn below,
+                      MPI_Comm *newcomm, MPI_Request *request, const char *fn)
+{
+    if (!newcomm || !request)
+        return hmpi_raise_in(comm, hmpi_err_what(MPI_ERR_ARG, "%s is NULL",
+                                                 !newcomm ? "newcomm" : "request"), fn);
+    idup_t *d = malloc(sizeof *d);
+    if (!d)
+        return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
+    *d = (idup_t){MPI_COMM_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, 0, 0};
+    hmpi_p2p_lock();
+    hmpi_req_t *r = hmpi_req_new(HMPI_REQ_POLL);
+    hmpi_p2p_unlock();
+    if (!r) {
+        free(d);
+        return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
+    }
+    int err = below(comm, info, &d->newcomm, &d->dup); /* raises by itself */
+    hmpi_p2p_lock(); /* (also over idup_next: threads may post idups on other parents) */
+    if (err == MPI_SUCCESS && c->rank == 0)
+        d->ctx = idup_ctx_new();
+    if (err == MPI_SUCCESS) {
+        r->poll = idup_poll;
+        r->arg = d;
+        hmpi_req_bind(r, c);
+        *newcomm = d->newcomm;
+        *request = hmpi_req_handle(r);
+    } else {
+        hmpi_req_release(r);
+    }
+    hmpi_p2p_unlock();
+    if (err != MPI_SUCCESS)
+        free(d);
+    return err;
+}
+
+static int below_idup(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    (void)info;
+    return PMPI_Comm_idup(comm, newcomm, request);
+}
+
+/* Nonblocking: the duplication and the context's broadcast complete in test or wait
+ * (idup_poll), so members may post it at different times. Intercommunicators are not
+ * accelerated: theirs is the MPI below's own. */
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     HMPI_ENTER("MPI_Comm_idup");
-    if (!hmpi_node.active || !hmpi_comm_get(comm))
+    hmpi_comm_t *c = hmpi_node.active ? hmpi_comm_get(comm) : NULL;
+    if (!c)
         return PMPI_Comm_idup(comm, newcomm, request);
-    int rc = registered(PMPI_Comm_dup(comm, newcomm), newcomm);
-    if (rc == MPI_SUCCESS && (*request = hmpi_req_done(0)) == MPI_REQUEST_NULL)
-        rc = MPI_ERR_NO_MEM;
-    return rc;
+    return idup_start(c, comm, MPI_INFO_NULL, below_idup, newcomm, request, "MPI_Comm_idup");
 }
 HMPI_PMPI(Comm_idup)
+
+#if MPI_VERSION >= 4
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                            MPI_Request *request)
+{
+    HMPI_ENTER("MPI_Comm_idup_with_info");
+    hmpi_comm_t *c = hmpi_node.active ? hmpi_comm_get(comm) : NULL;
+    if (!c)
+        return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+    return idup_start(c, comm, info, PMPI_Comm_idup_with_info, newcomm, request,
+                      "MPI_Comm_idup_with_info");
+}
+HMPI_PMPI(Comm_idup_with_info)
+#endif
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {

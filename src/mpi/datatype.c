@@ -1,12 +1,15 @@
 /* datatype.c: datatype queries for the p2p fast path, cached per handle. A handle's
  * layout never changes while it lives; MPI_Type_free drops its entry, since the MPI
- * below may hand the same handle to the next new type. */
+ * below may hand the same handle to the next new type. And the holds of pending
+ * operations on derived types, which put off the MPI below's free (datatype.h). */
 #include "datatype.h"
 
 #include "check.h"
+#include "../common/log.h"
 #include "../p2p/p2p.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 typedef hmpi_type_entry_t entry_t;
 
@@ -112,18 +115,146 @@ int hmpi_type_learn(MPI_Datatype type, int count, hmpi_type_t *t)
         PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
         return MPI_ERR_TYPE;
     int d = (MPI_Aint)size == textent && dense(type);
-    *e = (entry_t){type, 1, d, d && extent == (MPI_Aint)size, (size_t)size, tlb, extent, textent};
+    int ni, na, nd, combiner = MPI_COMBINER_NAMED;
+    PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+    int derived = combiner != MPI_COMBINER_NAMED && combiner != MPI_COMBINER_F90_REAL &&
+                  combiner != MPI_COMBINER_F90_COMPLEX && combiner != MPI_COMBINER_F90_INTEGER;
+    *e = (entry_t){type, 1, d, d && extent == (MPI_Aint)size, derived, (size_t)size, tlb,
+                   extent, textent};
     hmpi_type_fill(t, e, count);
     return MPI_SUCCESS;
+}
+
+/* ---- MPI_BOTTOM ----------------------------------------------------------------------- */
+
+/* count elements of type at base + (their displacements - base): at their displacements. */
+static int shifted(MPI_Datatype type, int count, const void *base, MPI_Datatype *out_p)
+{
+    MPI_Aint disp = -(MPI_Aint)(uintptr_t)base;
+    MPI_Datatype t;
+    int err = PMPI_Type_create_struct(1, &count, &disp, &type, &t);
+    if (err != MPI_SUCCESS)
+        return err;
+    if ((err = PMPI_Type_commit(&t)) != MPI_SUCCESS) {
+        PMPI_Type_free(&t);
+        return err;
+    }
+    *out_p = t;
+    return MPI_SUCCESS;
+}
+
+int hmpi_type_pack(const void *buf, int count, MPI_Datatype type, void *packed, int size,
+                   int *pos)
+{
+    if (buf != MPI_BOTTOM || count == 0)
+        return PMPI_Pack(buf, count, type, packed, size, pos, MPI_COMM_SELF);
+    MPI_Datatype t;
+    int err = shifted(type, count, packed, &t);
+    if (err == MPI_SUCCESS) {
+        err = PMPI_Pack(packed, 1, t, packed, size, pos, MPI_COMM_SELF);
+        PMPI_Type_free(&t);
+    }
+    return err;
+}
+
+int hmpi_type_unpack(const void *packed, int size, int *pos, void *buf, int count,
+                     MPI_Datatype type)
+{
+    if (buf != MPI_BOTTOM || count == 0)
+        return PMPI_Unpack(packed, size, pos, buf, count, type, MPI_COMM_SELF);
+    MPI_Datatype t;
+    int err = shifted(type, count, packed, &t);
+    if (err == MPI_SUCCESS) {
+        err = PMPI_Unpack(packed, size, pos, (void *)packed, 1, t, MPI_COMM_SELF);
+        PMPI_Type_free(&t);
+    }
+    return err;
+}
+
+/* ---- holds ------------------------------------------------------------------------- */
+
+/* One record per held type; few types are held at once, so a short array searched in
+ * order. freed: the program freed it; the last release frees it below. */
+typedef struct {
+    MPI_Datatype handle;
+    int holds;
+    int freed;
+} hold_t;
+
+static hold_t *holds;
+static int nholds, holds_cap;
+
+static hold_t *hold_find(MPI_Datatype type)
+{
+    for (int i = 0; i < nholds; i++)
+        if (holds[i].handle == type)
+            return &holds[i];
+    return NULL;
+}
+
+/* Drops the cache entry of a type the MPI below frees now. */
+static void forget(MPI_Datatype type)
+{
+    if (!hmpi_p2p_threaded) {
+        entry_t *e = hmpi_type_slot(type);
+        if (e->handle == type)
+            e->valid = 0;
+    }
+}
+
+void hmpi_type_hold(MPI_Datatype type)
+{
+    hold_t *h = hold_find(type);
+    if (!h) {
+        if (nholds == holds_cap) {
+            int cap = holds_cap ? 2 * holds_cap : 16;
+            hold_t *bigger = realloc(holds, sizeof *holds * (size_t)cap);
+            if (!bigger) { /* no hold: a free while pending is then the MPI below's */
+                hmpi_log_error("out of memory for the holds on datatypes");
+                return;
+            }
+            holds = bigger;
+            holds_cap = cap;
+        }
+        h = &holds[nholds++];
+        *h = (hold_t){type, 0, 0};
+    }
+    h->holds++;
+}
+
+void hmpi_type_release(MPI_Datatype type)
+{
+    hold_t *h = hold_find(type);
+    if (!h || --h->holds > 0)
+        return;
+    int freed = h->freed;
+    *h = holds[--nholds];
+    if (freed) {
+        forget(type);
+        PMPI_Type_free(&type);
+    }
 }
 
 int MPI_Type_free(MPI_Datatype *type)
 {
     HMPI_ENTER("MPI_Type_free");
-    if (type && !hmpi_p2p_threaded) {
-        entry_t *e = hmpi_type_slot(*type);
-        if (e->handle == *type)
-            e->valid = 0;
+    if (type && *type != MPI_DATATYPE_NULL) {
+        hmpi_p2p_lock();
+        hold_t *h = hold_find(*type);
+        int was_freed = h && h->freed;
+        if (h)
+            h->freed = 1;
+        hmpi_p2p_unlock();
+        if (was_freed)
+            return hmpi_raise_in(MPI_COMM_WORLD,
+                                 hmpi_err_what(MPI_ERR_TYPE, "datatype was freed already"),
+                                 "MPI_Type_free");
+        if (h) { /* pending operations use it: the last one frees it (hmpi_type_release) */
+            hmpi_check_type_freed(*type);
+            *type = MPI_DATATYPE_NULL;
+            return MPI_SUCCESS;
+        }
+        forget(*type);
     }
     if (type)
         hmpi_check_type_freed(*type);

@@ -15,6 +15,7 @@ typedef struct {
     MPI_Aint lb;     /* true lower bound: data of element 0 starts at buf + lb */
     MPI_Aint extent; /* distance between consecutive elements */
     int contig;      /* count elements are size*count bytes at buf + lb */
+    int derived;     /* made by the program: it may free it while operations use it */
 } hmpi_type_t;
 
 /* The cache behind hmpi_type_get, one entry per handle, committed types only (a free
@@ -25,6 +26,7 @@ typedef struct {
     int valid;
     int dense;          /* one element's bytes lie in increasing order, without holes */
     int packed;         /* dense, and consecutive elements touch (extent == size) */
+    int derived;        /* not predefined (hmpi_type_t.derived) */
     size_t size;
     MPI_Aint lb, extent, textent;
 } hmpi_type_entry_t;
@@ -44,6 +46,7 @@ static inline void hmpi_type_fill(hmpi_type_t *t, const hmpi_type_entry_t *e, in
     t->lb = e->lb;
     t->extent = e->extent;
     t->contig = count <= 1 ? e->dense : e->packed;
+    t->derived = e->derived;
 }
 
 /* hmpi_type_get for a type not in the cache (any type under MPI_THREAD_MULTIPLE). */
@@ -58,5 +61,23 @@ static inline int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
     hmpi_type_fill(t, e, count);
     return MPI_SUCCESS;
 }
+
+/* MPI_Pack and MPI_Unpack (MPI_COMM_SELF) of count elements of type at buf, also where
+ * buf is MPI_BOTTOM and the type holds absolute addresses: MPICH refuses a NULL buffer
+ * whatever the type, so such data moves through the type shifted back by a non-NULL
+ * base (the packed buffer's address) and that base. Every part packing or unpacking a
+ * program's buffer goes through these. */
+int hmpi_type_pack(const void *buf, int count, MPI_Datatype type, void *packed, int size,
+                   int *pos);
+int hmpi_type_unpack(const void *packed, int size, int *pos, void *buf, int count,
+                     MPI_Datatype type);
+
+/* Holds on derived datatypes (MPI-4.1 §5.1.9: a type freed while operations use it
+ * stays usable by them). An operation that keeps using its type after its call returns
+ * (a pending or persistent request of HMPI's, a pending nonblocking take) holds the
+ * type; MPI_Type_free of a held type only marks it, and the last release frees it in
+ * the MPI below. Engine lock held (p2p.h); no MPI call but that last free. */
+void hmpi_type_hold(MPI_Datatype type);
+void hmpi_type_release(MPI_Datatype type);
 
 #endif

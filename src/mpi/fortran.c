@@ -14,6 +14,8 @@
  * and datatypes are the MPI below's own handles). */
 #include "pt2pt.h"
 
+#include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +33,23 @@ extern int mpi_fortran_status_ignore_, mpi_fortran_statuses_ignore_;
 #define F_STATUS_IGNORE ((MPI_Fint *)(void *)&mpi_fortran_status_ignore_)
 #define F_STATUSES_IGNORE ((MPI_Fint *)(void *)&mpi_fortran_statuses_ignore_)
 #else
-/* MPICH's f08 MPI_STATUS(ES)_IGNORE (MPI-3's C names for them). */
-#define F_STATUS_IGNORE ((MPI_Fint *)(void *)MPI_F08_STATUS_IGNORE)
-#define F_STATUSES_IGNORE ((MPI_Fint *)(void *)MPI_F08_STATUSES_IGNORE)
+/* MPICH's f08 MPI_STATUS(ES)_IGNORE (MPI-3's C names for them): pointers that libmpich
+ * defines up to MPICH 4.1 and libmpichfort from 4.2 on. So they are looked up by name when
+ * first needed, never linked against: a program that passes one has its Fortran library
+ * loaded. Until found (no Fortran library), nothing compares equal to them. */
+static MPI_Fint *f08_sentinel(const char *name, _Atomic(MPI_Fint *) *cache)
+{
+    MPI_Fint *v = atomic_load_explicit(cache, memory_order_relaxed);
+    if (v == NULL) {
+        MPI_Fint **var = (MPI_Fint **)dlsym(RTLD_DEFAULT, name);
+        if (var != NULL && *var != NULL)
+            atomic_store_explicit(cache, v = *var, memory_order_relaxed);
+    }
+    return v;
+}
+static _Atomic(MPI_Fint *) f08_status_ignore, f08_statuses_ignore;
+#define F_STATUS_IGNORE f08_sentinel("MPI_F08_STATUS_IGNORE", &f08_status_ignore)
+#define F_STATUSES_IGNORE f08_sentinel("MPI_F08_STATUSES_IGNORE", &f08_statuses_ignore)
 #endif
 
 /* ---- conversions ------------------------------------------------------------------- */
@@ -59,11 +75,15 @@ static int statuses_ignored(const MPI_Fint *f)
     return f == NULL || f == MPI_F_STATUSES_IGNORE || f == F_STATUSES_IGNORE;
 }
 
-/* The C status to pass for Fortran status f (zeroed, or MPI_STATUS_IGNORE). */
+/* The C status to pass for Fortran status f: f's contents (its MPI_ERROR must come back
+ * as it was, MPI-4.1 §3.2.5), or MPI_STATUS_IGNORE. */
 static MPI_Status *status_in(const MPI_Fint *f, MPI_Status *c)
 {
     memset(c, 0, sizeof *c);
-    return status_ignored(f) ? MPI_STATUS_IGNORE : c;
+    if (status_ignored(f))
+        return MPI_STATUS_IGNORE;
+    PMPI_Status_f2c(f, c);
+    return c;
 }
 
 static void status_out(MPI_Fint *f, const MPI_Status *c)
@@ -147,7 +167,8 @@ static MPI_Message msg_f2c(MPI_Fint f)
 /* Every entry point under the four names of mpif.h/`use mpi` (gfortran and other
  * compilers' manglings) and the f08 name of Open MPI's mpi_f08 module, whose arguments
  * are the same (TYPE(MPI_Comm) etc. hold one INTEGER; ierror may be absent). */
-#define FALIAS(name, core) extern __typeof__(core) name __attribute__((alias(#core)));
+#define FALIAS(name, core)                                                                 \
+    extern __typeof__(core) name __attribute__((alias(#core), visibility("default")));
 #ifdef OPEN_MPI
 #define FNAMES(lc, UC, core)                                                               \
     FALIAS(lc, core) FALIAS(lc##_, core) FALIAS(lc##__, core) FALIAS(UC, core)              \
@@ -415,7 +436,9 @@ typedef struct {
     MPI_Status *s;
 } scratch_t;
 
-static int scratch_get(scratch_t *x, int n, const MPI_Fint *freqs)
+/* Fortran statuses fstatuses (n of them, or ignored) come in as they are: a field the
+ * call does not write goes back unchanged. */
+static int scratch_get(scratch_t *x, int n, const MPI_Fint *freqs, const MPI_Fint *fstatuses)
 {
     x->r = x->rs;
     x->s = x->ss;
@@ -431,6 +454,9 @@ static int scratch_get(scratch_t *x, int n, const MPI_Fint *freqs)
     for (int i = 0; i < n; i++)
         x->r[i] = req_f2c(freqs[i]);
     memset(x->s, 0, (size_t)(n > 0 ? n : 0) * sizeof *x->s);
+    if (fstatuses && !statuses_ignored(fstatuses))
+        for (int i = 0; i < n; i++)
+            PMPI_Status_f2c(fstatuses + (size_t)i * F_STATUS_SIZE, &x->s[i]);
     return MPI_SUCCESS;
 }
 
@@ -453,7 +479,7 @@ static void scratch_put(scratch_t *x, int n, MPI_Fint *freqs, MPI_Fint *fstatuse
 FW fw_mpi_waitall(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *statuses, MPI_Fint *ierr)
 {
     scratch_t x;
-    int n = *count, err = scratch_get(&x, n, reqs);
+    int n = *count, err = scratch_get(&x, n, reqs, statuses);
     if (err == MPI_SUCCESS) {
         err = MPI_Waitall(n, x.r, x.s);
         scratch_put(&x, n, reqs, statuses, n);
@@ -466,7 +492,7 @@ FW fw_mpi_testall(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *flag, MPI_Fint *sta
                            MPI_Fint *ierr)
 {
     scratch_t x;
-    int n = *count, f = 0, err = scratch_get(&x, n, reqs);
+    int n = *count, f = 0, err = scratch_get(&x, n, reqs, statuses);
     if (err == MPI_SUCCESS) {
         err = MPI_Testall(n, x.r, &f, x.s);
         scratch_put(&x, n, reqs, statuses, f ? n : 0);
@@ -482,7 +508,7 @@ FW fw_mpi_waitany(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *st
 {
     scratch_t x;
     MPI_Status cs;
-    int n = *count, i = MPI_UNDEFINED, err = scratch_get(&x, n, reqs);
+    int n = *count, i = MPI_UNDEFINED, err = scratch_get(&x, n, reqs, NULL);
     if (err == MPI_SUCCESS) {
         err = MPI_Waitany(n, x.r, &i, status_in(status, &cs));
         scratch_put(&x, n, reqs, NULL, 0);
@@ -498,7 +524,7 @@ FW fw_mpi_testany(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *fl
 {
     scratch_t x;
     MPI_Status cs;
-    int n = *count, i = MPI_UNDEFINED, f = 0, err = scratch_get(&x, n, reqs);
+    int n = *count, i = MPI_UNDEFINED, f = 0, err = scratch_get(&x, n, reqs, NULL);
     if (err == MPI_SUCCESS) {
         err = MPI_Testany(n, x.r, &i, &f, status_in(status, &cs));
         scratch_put(&x, n, reqs, NULL, 0);
@@ -516,7 +542,8 @@ FBIND_F08(mpi_testany, MPI_TESTANY)
                         MPI_Fint *statuses, MPI_Fint *ierr)                                     \
     {                                                                                           \
         scratch_t x;                                                                            \
-        int n = *count, out = MPI_UNDEFINED, err = scratch_get(&x, n, reqs);                   \
+        int n = *count, out = MPI_UNDEFINED;                                                    \
+        int err = scratch_get(&x, n, reqs, statuses);                                           \
         if (err == MPI_SUCCESS) {                                                               \
             err = cfn(n, x.r, &out, indices, x.s);                                              \
             int m = out == MPI_UNDEFINED ? 0 : out;                                             \
@@ -534,7 +561,7 @@ SOME_LIKE(mpi_testsome, MPI_TESTSOME, MPI_Testsome)
 FW fw_mpi_startall(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *ierr)
 {
     scratch_t x;
-    int n = *count, err = scratch_get(&x, n, reqs);
+    int n = *count, err = scratch_get(&x, n, reqs, NULL);
     if (err == MPI_SUCCESS) {
         err = MPI_Startall(n, x.r);
         scratch_put(&x, n, reqs, NULL, 0);

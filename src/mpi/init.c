@@ -11,6 +11,7 @@
 #include "comm.h"
 #include "datatype.h"
 #include "errors.h"
+#include "mismatch.h"
 #include "pt2pt.h"
 
 #include <stdlib.h>
@@ -41,20 +42,36 @@ static int start_parts(int provided)
     return 0;
 }
 
-static void hmpi_start(int provided)
+/* Every rank reads its knobs and looks for misspelt ones; what it has to say is held
+ * back and said by one rank for the whole job: the lowest rank with a bad setting, else
+ * the lowest with a warning (ranks normally share one environment). All learn whether a
+ * setting was bad, so all stop together, by a clean finalize and exit rather than an
+ * abort: a launcher tearing a job down may drop output still in its pipes, and the
+ * message is the point. */
+static void load_settings(int rank, int size)
 {
-    PMPI_Comm_rank(MPI_COMM_WORLD, &hmpi_log_rank);
-    /* Every rank reads its knobs; all learn whether any failed, so all stop together,
-     * by a clean finalize and exit rather than an abort: a launcher tearing a job down
-     * may drop output still in its pipes, and the message is the point. */
-    int bad = hmpi_knobs_load() != 0, anybad = 0;
-    PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (anybad) {
-        if (bad)
-            hmpi_log_error("bad HMPI_* setting: see 'hmpi_info' or docs/tuning.md; stopping");
+    hmpi_log_hold();
+    int bad = hmpi_knobs_load() != 0;
+    hmpi_knobs_check_names();
+    if (bad)
+        hmpi_log_error("bad HMPI_* setting: see 'hmpi_info' or docs/tuning.md; stopping");
+    long long quiet = 2LL * size;
+    long long mine = bad ? rank : hmpi_log_held() ? size + rank : quiet, first = quiet;
+    PMPI_Allreduce(&mine, &first, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    hmpi_log_release(mine == first);
+    if (first < size) {
         PMPI_Finalize();
         exit(1);
     }
+}
+
+static void hmpi_start(int provided)
+{
+    int size = 0;
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    hmpi_mpi_check_launcher(size);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &hmpi_log_rank);
+    load_settings(hmpi_log_rank, size);
     hmpi_stats_on = (int)hmpi_knobs.STATS;
     int all = 0;
     if (!hmpi_knobs.DISABLE) {
@@ -80,6 +97,7 @@ static void hmpi_start(int provided)
  * MPI_COMM_SELF still run OPI's last calls inside PMPI_Finalize. */
 int MPI_Init(int *argc, char ***argv)
 {
+    hmpi_mpi_check_library(); /* again: a Python program loads its MPI after libhmpi */
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS) {
         hmpi_mpi_state = HMPI_STATE_RUNNING;
@@ -91,6 +109,7 @@ HMPI_PMPI(Init)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    hmpi_mpi_check_library();
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS) {
         hmpi_mpi_state = HMPI_STATE_RUNNING;

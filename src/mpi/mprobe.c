@@ -27,7 +27,7 @@ static int improbe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Message *
         m->env = e;
         hmpi_req_bind(m, c);
         if (status != MPI_STATUS_IGNORE)
-            hmpi_status_set(status, e->src, e->tag, MPI_SUCCESS, e->size);
+            hmpi_status_fill(status, e->src, e->tag, e->size);
         *message = to_message(m);
     }
     hmpi_p2p_unlock();
@@ -46,8 +46,12 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     hmpi_comm_t *c = hmpi_comm_get(comm);
     if (!c && hmpi_check_comm_null(comm, "MPI_Improbe"))
         return MPI_ERR_COMM;
-    if (!c || is_remote(c, source))
-        return PMPI_Improbe(source, tag, comm, flag, message, status);
+    if (!c || is_remote(c, source)) {
+        int err = PMPI_Improbe(source, tag, comm, flag, message, status);
+        if (err == MPI_SUCCESS && !*flag)
+            hmpi_p2p_progress_locked(); /* as MPI_Test: the message may need it */
+        return err;
+    }
     hmpi_type_t t;
     int err = hmpi_check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)
@@ -68,10 +72,20 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
     hmpi_comm_t *c = hmpi_comm_get(comm);
     if (!c && hmpi_check_comm_null(comm, "MPI_Mprobe"))
         return MPI_ERR_COMM;
-    if (!c || is_remote(c, source))
-        return PMPI_Mprobe(source, tag, comm, message, status);
     int flag = 0, err;
     hmpi_backoff_t b = {0};
+    if (!c || is_remote(c, source)) {
+        if (!hmpi_p2p_busy()) /* else local peers may need this rank meanwhile */
+            return PMPI_Mprobe(source, tag, comm, message, status);
+        uint64_t since = 0;
+        while ((err = PMPI_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS &&
+               !flag) {
+            hmpi_p2p_lock();
+            hmpi_p2p_waiting(&b, &since);
+            hmpi_p2p_unlock();
+        }
+        return err;
+    }
     while ((err = MPI_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS && !flag)
         hmpi_backoff(&b);
     return err;
@@ -103,7 +117,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
     hmpi_p2p_unlock();
     *message = MPI_MESSAGE_NULL;
     if (status != MPI_STATUS_IGNORE)
-        *status = r.status;
+        hmpi_status_out(status, &r.status);
     return hmpi_raise_in(c->handle, r.status.MPI_ERROR, "MPI_Mrecv");
 }
 HMPI_PMPI(Mrecv)

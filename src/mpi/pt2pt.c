@@ -93,7 +93,7 @@ static inline int check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Dat
 void hmpi_status_proc_null(MPI_Status *status)
 {
     if (status != MPI_STATUS_IGNORE)
-        hmpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        hmpi_status_fill(status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
 }
 
 /* The MPI below's send of each mode, blocking and not. */
@@ -375,7 +375,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     if (err == MPI_SUCCESS)
         err = r.status.MPI_ERROR;
     if (status != MPI_STATUS_IGNORE)
-        *status = r.status;
+        hmpi_status_out(status, &r.status);
     return hmpi_raise_in(comm, err, "MPI_Recv");
 }
 HMPI_PMPI(Recv)
@@ -470,7 +470,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace");
     int pos = 0;
     if (bytes)
-        PMPI_Pack(buf, count, type, copy, (int)bytes, &pos, MPI_COMM_SELF);
+        hmpi_type_pack(buf, count, type, copy, (int)bytes, &pos);
     MPI_Request sreq;
     err = MPI_Isend(copy, (int)bytes, MPI_PACKED, dest, sendtag, comm, &sreq);
     if (!err)
@@ -487,8 +487,19 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     hmpi_comm_t *c = hmpi_comm_get(comm);
     if (!c && hmpi_check_comm_null(comm, "MPI_Probe"))
         return MPI_ERR_COMM;
-    if (!c || (source >= 0 && source < c->size && c->local_of[source] < 0))
-        return PMPI_Probe(source, tag, comm, status);
+    if (!c || (source >= 0 && source < c->size && c->local_of[source] < 0)) {
+        if (!hmpi_p2p_busy()) /* else local peers may need this rank meanwhile */
+            return PMPI_Probe(source, tag, comm, status);
+        int flag = 0, err;
+        hmpi_backoff_t b = {0};
+        uint64_t since = 0;
+        while ((err = PMPI_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag) {
+            hmpi_p2p_lock();
+            hmpi_p2p_waiting(&b, &since);
+            hmpi_p2p_unlock();
+        }
+        return err;
+    }
     hmpi_type_t t;
     int err = check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)
@@ -516,8 +527,12 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     hmpi_comm_t *c = hmpi_comm_get(comm);
     if (!c && hmpi_check_comm_null(comm, "MPI_Iprobe"))
         return MPI_ERR_COMM;
-    if (!c || (source >= 0 && source < c->size && c->local_of[source] < 0))
-        return PMPI_Iprobe(source, tag, comm, flag, status);
+    if (!c || (source >= 0 && source < c->size && c->local_of[source] < 0)) {
+        int err = PMPI_Iprobe(source, tag, comm, flag, status);
+        if (err == MPI_SUCCESS && !*flag)
+            hmpi_p2p_progress_locked(); /* as MPI_Test: the message may need it */
+        return err;
+    }
     hmpi_type_t t;
     int err = check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)

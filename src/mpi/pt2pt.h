@@ -19,6 +19,7 @@ int hmpi_check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
 int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int source,
                     int tag, hmpi_type_t *t);
 
+/* A program's status after MPI_PROC_NULL (its MPI_ERROR untouched); may be IGNORE. */
 void hmpi_status_proc_null(MPI_Status *status);
 static inline void hmpi_req_fill(hmpi_req_t *r, hmpi_comm_t *c, const void *buf, int count,
                                  MPI_Datatype type, const hmpi_type_t *t, int peer, int tag,

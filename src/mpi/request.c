@@ -1,6 +1,9 @@
 /* request.c: every MPI function that takes a request. A request is HMPI's (a local
  * operation, a wildcard, a persistent operation) or the MPI below's (a remote
- * operation, or one of a call HMPI does not intercept); arrays may mix both. */
+ * operation, or one of a call HMPI does not intercept); arrays may mix both.
+ * Statuses: the calls that complete one request never write MPI_ERROR; those that
+ * complete several write it in each status only when they return MPI_ERR_IN_STATUS
+ * (MPI-4.1 §3.2.5). */
 #include "../common/stats.h"
 #include "check.h"
 #include "pt2pt.h"
@@ -19,11 +22,8 @@ static int finish_ours(MPI_Request *h, MPI_Status *status)
 {
     hmpi_req_t *r = hmpi_req_obj(*h);
     int err = reports_status(r) ? r->status.MPI_ERROR : MPI_SUCCESS;
-    if (status != MPI_STATUS_IGNORE) {
-        *status = r->status;
-        if (!reports_status(r))
-            status->MPI_ERROR = MPI_SUCCESS;
-    }
+    if (status != MPI_STATUS_IGNORE)
+        hmpi_status_out(status, &r->status);
     if (r->persistent) {
         r->active = 0;
     } else {
@@ -33,10 +33,12 @@ static int finish_ours(MPI_Request *h, MPI_Status *status)
     return err;
 }
 
+/* An empty status (MPI-4.1 §3.7.3), MPI_ERROR left as it was (§3.2.5; MPICH and Open
+ * MPI leave it too). */
 static void empty_status(MPI_Status *status)
 {
     if (status != MPI_STATUS_IGNORE)
-        hmpi_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        hmpi_status_fill(status, MPI_ANY_SOURCE, MPI_ANY_TAG, 0);
 }
 
 static MPI_Comm comm_of(MPI_Request h)
@@ -112,11 +114,8 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
                              "MPI_Test");
     if (!hmpi_req_is_ours(*request)) {
         int err = PMPI_Test(request, flag, status);
-        if (!*flag) {
-            hmpi_p2p_lock();
-            hmpi_p2p_progress();
-            hmpi_p2p_unlock();
-        }
+        if (!*flag)
+            hmpi_p2p_progress_locked();
         return err;
     }
     if (is_idle(*request)) {
@@ -160,14 +159,22 @@ static MPI_Status *status_at(MPI_Status *statuses, int i)
     return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
-/* Records err of request i; with statuses, MPI_ERR_IN_STATUS tells to look there. */
+/* Records the error err of the request finished into statuses[i], the previous ones
+ * having given sofar. The field is written only once the call is to return
+ * MPI_ERR_IN_STATUS, and then in every status it fills (MPI-4.1 §3.2.5, §3.7.5): at the
+ * first error the earlier statuses, all successes, get MPI_SUCCESS. Without statuses
+ * the error itself is returned. */
 static int note_error(int err, int sofar, MPI_Status *statuses, int i)
 {
-    if (statuses != MPI_STATUSES_IGNORE)
-        statuses[i].MPI_ERROR = err;
-    if (err == MPI_SUCCESS)
-        return sofar;
-    return statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS : err;
+    if (statuses == MPI_STATUSES_IGNORE)
+        return err == MPI_SUCCESS ? sofar : err;
+    if (sofar == MPI_SUCCESS && err == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    if (sofar == MPI_SUCCESS)
+        for (int k = 0; k < i; k++)
+            statuses[k].MPI_ERROR = MPI_SUCCESS;
+    statuses[i].MPI_ERROR = err;
+    return MPI_ERR_IN_STATUS;
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
@@ -205,6 +212,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
         MPI_Status *st = status_at(statuses, i);
         if (is_idle(requests[i])) {
             empty_status(st);
+            err = note_error(MPI_SUCCESS, err, statuses, i);
             continue;
         }
         err = note_error(finish(&requests[i], st), err, statuses, i);
@@ -220,9 +228,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
         return bad_array_raise(count, "MPI_Testall");
     if (!any_ours(count, requests)) {
         int err = PMPI_Testall(count, requests, flag, statuses);
-        hmpi_p2p_lock();
-        hmpi_p2p_progress();
-        hmpi_p2p_unlock();
+        hmpi_p2p_progress_locked();
         return err;
     }
     int all = 1;
@@ -239,6 +245,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
         MPI_Status *st = status_at(statuses, i);
         if (is_idle(requests[i])) {
             empty_status(st);
+            err = note_error(MPI_SUCCESS, err, statuses, i);
             continue;
         }
         err = note_error(finish(&requests[i], st), err, statuses, i);
@@ -299,9 +306,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
         return bad_array_raise(count, "MPI_Testany");
     if (!any_ours(count, requests)) {
         int err = PMPI_Testany(count, requests, index, flag, status);
-        hmpi_p2p_lock();
-        hmpi_p2p_progress();
-        hmpi_p2p_unlock();
+        hmpi_p2p_progress_locked();
         return err;
     }
     int idle;
@@ -379,9 +384,7 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
         return bad_array_raise(incount, "MPI_Testsome");
     if (!any_ours(incount, requests)) {
         int err = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-        hmpi_p2p_lock();
-        hmpi_p2p_progress();
-        hmpi_p2p_unlock();
+        hmpi_p2p_progress_locked();
         return err;
     }
     int err;
@@ -393,8 +396,12 @@ HMPI_PMPI(Testsome)
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     HMPI_ENTER("MPI_Request_get_status");
-    if (!hmpi_req_is_ours(request))
-        return PMPI_Request_get_status(request, flag, status);
+    if (!hmpi_req_is_ours(request)) { /* progress as MPI_Test does (MPI-4.1 §3.7.3) */
+        int err = PMPI_Request_get_status(request, flag, status);
+        if (err == MPI_SUCCESS && !*flag)
+            hmpi_p2p_progress_locked();
+        return err;
+    }
     if (is_idle(request)) {
         *flag = 1;
         empty_status(status);
@@ -403,11 +410,8 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     hmpi_p2p_lock();
     hmpi_req_t *r = hmpi_req_obj(request);
     *flag = hmpi_p2p_test(r);
-    if (*flag && status != MPI_STATUS_IGNORE) {
-        *status = r->status;
-        if (!reports_status(r))
-            status->MPI_ERROR = MPI_SUCCESS;
-    }
+    if (*flag && status != MPI_STATUS_IGNORE)
+        hmpi_status_out(status, &r->status);
     hmpi_p2p_unlock();
     return MPI_SUCCESS;
 }
@@ -541,7 +545,7 @@ static int start_one(hmpi_req_t *r)
     r->active = 1;
     r->cancelled = 0;
     if (r->peer == MPI_PROC_NULL) {
-        hmpi_status_proc_null(&r->status);
+        hmpi_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
         hmpi_p2p_finish(r);
         return MPI_SUCCESS;
     }

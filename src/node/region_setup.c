@@ -8,6 +8,7 @@
 #include "../common/knobs.h"
 #include "../common/log.h"
 #include "../heap/heap.h"
+#include "../heap/hugepage.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -25,6 +26,9 @@ typedef struct {
     uintptr_t addr;      /* proposed address */
     size_t len;          /* bytes of the whole region */
     char path[256];
+    int huge;            /* hmpi_hugepage_method_t the leader chose for the node */
+    int huge_rc;         /* what hmpi_hugepage_setup returned there */
+    char huge_why[384];  /* and why (said by the leader) */
 } offer_t;
 
 /* MIN over the node of a local yes (1) / no (0). */
@@ -74,7 +78,27 @@ static int make_offer(offer_t *o)
     }
     close(fd); /* every rank, this one included, opens it by name below */
     o->addr = hmpi_region_pick_addr(o->len);
+    o->huge_rc = hmpi_hugepage_setup(hmpi_knobs.HUGEPAGES, dir, o->huge_why, sizeof o->huge_why);
+    o->huge = (int)hmpi_hugepage_method();
     return 0;
+}
+
+/* Huge pages for the heap (HMPI_HUGEPAGES): the leader finds what the node's kernel
+ * offers (one probe per node, in make_offer), every rank applies it to its own mapping
+ * of the slices (not the control area: its sparse small structures would each take a
+ * 2 MiB page), the leader says what. */
+static void huge_pages_setup(const offer_t *o, int leader)
+{
+    hmpi_hugepage_set((hmpi_hugepage_method_t)o->huge);
+    hmpi_hugepage_region((void *)(o->addr + HMPI_REGION_ALIGN), o->len - HMPI_REGION_ALIGN);
+    /* Collapsing works per 2 MiB range of a big block: arrays from 2 MiB on are big
+     * blocks then, as THP backs a private array of that size (mimalloc's arenas would
+     * leave them in 4 KiB pages). */
+    if (hmpi_hugepage_method() == HMPI_HUGEPAGE_COLLAPSE)
+        hmpi_heap_big_from(HMPI_HUGEPAGE_SIZE);
+    if (leader && (o->huge_rc == 1 || hmpi_knobs.VERBOSE >= 1))
+        hmpi_log_info("huge pages: %s (%s)", hmpi_hugepage_name((hmpi_hugepage_method_t)o->huge),
+                      o->huge_why);
 }
 
 int hmpi_node_region_setup(void)
@@ -132,6 +156,7 @@ int hmpi_node_region_setup(void)
     if (hmpi_knobs.VERBOSE >= 1 && leader)
         hmpi_log_info("shared heap: %d ranks, %zu GiB per rank at %p", hmpi_node.size,
                       ((size_t)1 << o.shift) >> 30, (void *)o.addr);
+    huge_pages_setup(&o, leader);
     return 0;
 
 fail:

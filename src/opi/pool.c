@@ -240,7 +240,7 @@ int OPI_Alloc(void **ptr, size_t len)
         return opi_raise(MPI_COMM_NULL, opi_code(OPI_E_ARG_NULL));
     if (len > OPI_MAX_LEN)
         return opi_raise(MPI_COMM_NULL, opi_code(OPI_E_TOO_LARGE));
-    opi_hdr_t *h;
+    opi_hdr_t *h = NULL;
     err = opi_pool_get(len, &h);
     if (err)
         return opi_raise(MPI_COMM_NULL, err);
@@ -252,7 +252,7 @@ int OPI_Free(void **ptr)
 {
     if (!ptr)
         return opi_raise(MPI_COMM_NULL, opi_code(OPI_E_ARG_NULL));
-    opi_hdr_t *h;
+    opi_hdr_t *h = NULL;
     int err = opi_buf_claim(*ptr, OPI_FREE, &h);
     if (err)
         return opi_raise(MPI_COMM_NULL, err);

@@ -94,6 +94,7 @@ typedef struct take_op_s {
     const hmpi_comm_t *hs;   /* the shadow's state (the inner receive holds it alive) */
     int count;
     MPI_Datatype type;
+    int holds_type;          /* a derived type, held until the take completes */
     opi_type_t t;
     struct take_op_s *next;  /* free list */
 } take_op_t;
@@ -144,6 +145,8 @@ static int take_poll(hmpi_req_t *r)
         err = finish_local(op->ptr, want, &st);
     st.MPI_ERROR = err;
     r->status = st;
+    if (op->holds_type)
+        hmpi_type_release(op->type);
     op_free(op);
     return 1;
 }
@@ -173,9 +176,13 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const opi_type
                   ? MPI_Irecv(op->pkt->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow,
                               &op->inner)
                   : MPI_Irecv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow, &op->inner);
+    hmpi_type_t ht; /* the program may free a derived type before the take completes */
+    op->holds_type = !err && hmpi_type_get(type, count, &ht) == MPI_SUCCESS && ht.derived;
     hmpi_p2p_lock();
     if (!err) {
         hmpi_comm_t *uc = hmpi_comm_get(comm); /* errors go to the user's handler */
+        if (op->holds_type)
+            hmpi_type_hold(type);
         pr->poll = take_poll;
         pr->arg = op;
         hmpi_req_bind(pr, uc ? uc : (hmpi_comm_t *)oc->hs);
@@ -262,7 +269,7 @@ int OPI_Take(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MP
         }
     }
     if (status != MPI_STATUS_IGNORE)
-        *status = st;
+        hmpi_status_out(status, &st); /* as MPI_Recv: MPI_ERROR stays the caller's */
     return opi_raise(comm, err);
 }
 

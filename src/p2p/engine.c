@@ -59,11 +59,10 @@ int hmpi_p2p_threaded;
 void hmpi_p2p_lock_slow(void) { pthread_mutex_lock(&engine_lock); }
 void hmpi_p2p_unlock_slow(void) { pthread_mutex_unlock(&engine_lock); }
 
-void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t bytes)
+void hmpi_status_fill(MPI_Status *st, int source, int tag, size_t bytes)
 {
     st->MPI_SOURCE = source;
     st->MPI_TAG = tag;
-    st->MPI_ERROR = error;
     /* The hidden count fields, written directly where their layout is known (the
      * MPI below reads them back in MPI_Get_count); otherwise through the MPI below. */
 #if defined(MPICH_VERSION)
@@ -490,6 +489,13 @@ void hmpi_p2p_progress(void)
         hmpi_bridge_progress();
 }
 
+void hmpi_p2p_progress_locked(void)
+{
+    hmpi_p2p_lock();
+    hmpi_p2p_progress();
+    hmpi_p2p_unlock();
+}
+
 /* A waiting sender whose receiver is late copies its heap messages out (up to
  * EAGER_MAX) and completes them, as an eager protocol would: programs that send
  * before they receive (unsafe, but common) keep working. */
@@ -601,24 +607,11 @@ static void count_proto(hmpi_proto_t p, size_t bytes)
     hmpi_stat_add(byts[p], bytes);
 }
 
-/* Packs r's message into dst. MPICH refuses to pack from MPI_BOTTOM (a NULL buffer)
- * even when the datatype holds absolute addresses, so such a message is packed from a
- * non-NULL base through a type shifted back by as much. */
+/* Packs r's message into dst (from MPI_BOTTOM too: hmpi_type_pack). */
 static int pack_into(hmpi_req_t *r, void *dst, size_t bytes)
 {
     int pos = 0;
-    if (r->buf != MPI_BOTTOM)
-        return PMPI_Pack(r->buf, r->count, r->type, dst, (int)bytes, &pos, MPI_COMM_SELF);
-    int len = r->count;
-    MPI_Aint disp = -(MPI_Aint)(uintptr_t)dst;
-    MPI_Datatype shifted;
-    int err = PMPI_Type_create_struct(1, &len, &disp, &r->type, &shifted);
-    if (err != MPI_SUCCESS)
-        return err;
-    if ((err = PMPI_Type_commit(&shifted)) == MPI_SUCCESS)
-        err = PMPI_Pack(dst, 1, shifted, dst, (int)bytes, &pos, MPI_COMM_SELF);
-    PMPI_Type_free(&shifted);
-    return err;
+    return hmpi_type_pack(r->buf, r->count, r->type, dst, (int)bytes, &pos);
 }
 
 /* Sends that go by the queue after a look found the lane full, before the next look:
@@ -866,7 +859,7 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
     atomic_store_explicit(&e->state, HMPI_ENV_DONE, memory_order_release);
     *err = size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     if (status != MPI_STATUS_IGNORE)
-        hmpi_status_set(status, src, etag, *err, len);
+        hmpi_status_fill(status, src, etag, len);
     return 1;
 }
 
@@ -912,7 +905,7 @@ int hmpi_p2p_iprobe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Status *
     if (a) {
         *flag = 1;
         if (status != MPI_STATUS_IGNORE)
-            hmpi_status_set(status, a->key.src, a->key.tag, MPI_SUCCESS, a->v.size);
+            hmpi_status_fill(status, a->key.src, a->key.tag, a->v.size);
         return MPI_SUCCESS;
     }
     *flag = 0;

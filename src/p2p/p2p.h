@@ -115,9 +115,9 @@ static inline hmpi_env_own_t *hmpi_env_own(hmpi_env_t *e)
 typedef enum {
     HMPI_REQ_SEND,
     HMPI_REQ_RECV,
-    HMPI_REQ_DONE,     /* completed at creation (PROC_NULL, idup, ...) */
+    HMPI_REQ_DONE,     /* completed at creation (PROC_NULL, local RMA, ...) */
     HMPI_REQ_MESSAGE,  /* an MPI_Message of MPI_Mprobe: env holds the message */
-    HMPI_REQ_POLL,     /* completed by its poll function (other parts' operations) */
+    HMPI_REQ_POLL,     /* completed by its poll function (OPI takes, MPI_Comm_idup) */
 } hmpi_req_kind_t;
 
 enum { HMPI_MODE_STANDARD, HMPI_MODE_SYNC, HMPI_MODE_READY, HMPI_MODE_BUFFERED };
@@ -132,6 +132,7 @@ typedef struct hmpi_req_s {
     uint8_t cancelled;
     uint8_t holds_comm;    /* holds a reference on comm (requests of the table) */
     uint8_t below_persistent; /* below is the MPI below's persistent request (remote) */
+    uint8_t holds_type;    /* holds type (a derived one) until its release */
     int complete;          /* set once; read by wait loops of the same process */
     MPI_Status status;
     hmpi_comm_t *comm;
@@ -209,7 +210,8 @@ static inline MPI_Request hmpi_req_handle(hmpi_req_t *r)
 #endif
 
 hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind);   /* NULL when the table is full */
-/* Binds a request of the table to c, keeping c's state alive until its release. */
+/* Binds a request of the table to c, keeping c's state alive until its release, and
+ * its derived datatype (filled in before) usable though the program may free it. */
 static inline void hmpi_req_bind(hmpi_req_t *r, hmpi_comm_t *c)
 {
     if (r->holds_comm)
@@ -217,6 +219,10 @@ static inline void hmpi_req_bind(hmpi_req_t *r, hmpi_comm_t *c)
     hmpi_comm_ref(c);
     r->comm = c;
     r->holds_comm = 1;
+    if (__builtin_expect(r->t.derived, 0) && !r->holds_type) {
+        hmpi_type_hold(r->type);
+        r->holds_type = 1;
+    }
 }
 void hmpi_req_release(hmpi_req_t *r);
 /* A request that is already complete with an empty status. */
@@ -237,6 +243,10 @@ int hmpi_p2p_recv_start(hmpi_req_t *r);
 
 /* One pass of the engine: incoming messages, sends in flight, the bridge. */
 void hmpi_p2p_progress(void);
+/* The same, engine lock taken: for a query the MPI below answered "not yet" (MPI_Test,
+ * MPI_Request_get_status, MPI_Iprobe of its requests and messages). A program polling
+ * such a query may wait for something that needs this rank's local progress first. */
+void hmpi_p2p_progress_locked(void);
 
 /* True when local peers may be waiting for this rank's progress (posted receives that
  * a synchronous or rendezvous send waits to see matched): then the mpi/ layer does
@@ -289,8 +299,23 @@ void hmpi_p2p_finish(hmpi_req_t *r);
 hmpi_env_t *hmpi_p2p_take_message(hmpi_comm_t *c, int source, int tag);
 void hmpi_p2p_recv_message(hmpi_req_t *r, hmpi_env_t *e);
 
-/* Fills a status from a completed request (not for MPI_STATUS_IGNORE). */
-void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t bytes);
+/* Statuses. A request's own status (r->status) carries its error in MPI_ERROR. A
+ * program's status gets everything but MPI_ERROR: MPI-4.1 §3.2.5 lets only the calls
+ * that return several statuses write that field, and only when they return
+ * MPI_ERR_IN_STATUS (mpi/request.c). None of these take MPI_STATUS_IGNORE. */
+void hmpi_status_fill(MPI_Status *st, int source, int tag, size_t bytes); /* not MPI_ERROR */
+static inline void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t bytes)
+{
+    hmpi_status_fill(st, source, tag, bytes);
+    st->MPI_ERROR = error;
+}
+/* A request's status into a program's: the MPI_ERROR the program set stays. */
+static inline void hmpi_status_out(MPI_Status *dst, const MPI_Status *src)
+{
+    int error = dst->MPI_ERROR;
+    *dst = *src;
+    dst->MPI_ERROR = error;
+}
 
 /* The engine lock: taken only when the program asked for MPI_THREAD_MULTIPLE. */
 extern HMPI_HIDDEN int hmpi_p2p_threaded;

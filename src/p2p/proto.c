@@ -29,17 +29,17 @@ static size_t place(const void *src, hmpi_req_t *r, const hmpi_type_t *t, size_t
     int whole = (int)(len / t->size);
     size_t rest = len - (size_t)whole * t->size;
     int pos = 0;
-    PMPI_Unpack(src, (int)len, &pos, r->buf, whole, r->type, MPI_COMM_SELF);
+    hmpi_type_unpack(src, (int)len, &pos, r->buf, whole, r->type); /* MPI_BOTTOM too */
     if (rest) {
         char *elem = (char *)r->buf + (MPI_Aint)whole * t->extent;
         unsigned char *tmp = hmpi_heap_malloc(t->size);
         if (!tmp)
             return len - rest;
         int p = 0;
-        PMPI_Pack(elem, 1, r->type, tmp, (int)t->size, &p, MPI_COMM_SELF);
+        hmpi_type_pack(elem, 1, r->type, tmp, (int)t->size, &p);
         memcpy(tmp, (const char *)src + (size_t)whole * t->size, rest);
         p = 0;
-        PMPI_Unpack(tmp, (int)t->size, &p, elem, 1, r->type, MPI_COMM_SELF);
+        hmpi_type_unpack(tmp, (int)t->size, &p, elem, 1, r->type);
         hmpi_heap_free(tmp);
     }
     return len;

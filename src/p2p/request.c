@@ -39,6 +39,9 @@ void hmpi_req_release(hmpi_req_t *r)
     if (r->holds_comm)
         hmpi_comm_unref(r->comm);
     r->holds_comm = 0;
+    if (r->holds_type)
+        hmpi_type_release(r->type);
+    r->holds_type = 0;
     r->kind = HMPI_REQ_DONE;
     r->free_next = free_head;
     free_head = i + 1;

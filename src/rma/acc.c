@@ -74,6 +74,18 @@ static int elem_of(MPI_Datatype type, MPI_Datatype *elem_p)
     return err;
 }
 
+/* MPI_Reduce_local of the MPI below; MPI_ERR_OP when it refuses op on elem. For a pair
+ * the standard does not define (outside: hmpi_op_outside; a derived type's element
+ * type, which the entry points' check did not see) the MPI below decides, and its
+ * refusal must come back as this accumulate's MPI_ERR_OP on the window. */
+static int reduce_local(const void *in, void *inout, int n, MPI_Datatype elem, MPI_Op op,
+                        int outside)
+{
+    int err = outside ? hmpi_reduce_local_quiet(in, inout, n, elem, op)
+                      : PMPI_Reduce_local(in, inout, n, elem, op);
+    return err ? MPI_ERR_OP : MPI_SUCCESS;
+}
+
 /* inout = in op inout over bytes of packed elements of elem (elem_size bytes each). An
  * element type with holes (the pair types of MAXLOC/MINLOC: MPI_DOUBLE_INT is 12 bytes
  * of data in 16) is combined in its own layout, so the packed bytes are unpacked into
@@ -90,11 +102,12 @@ static int apply(MPI_Op op, const void *in, void *inout, size_t bytes, MPI_Datat
     size_t n = bytes / elem_size;
     if (hmpi_rma_op_apply(op, elem, in, inout, n))
         return MPI_SUCCESS;
+    int outside = hmpi_op_outside(op, elem, 1);
     MPI_Aint lb, extent;
     if (n > INT_MAX || bytes > INT_MAX || PMPI_Type_get_extent(elem, &lb, &extent))
         return MPI_ERR_COUNT;
     if ((size_t)extent == elem_size && lb == 0)
-        return PMPI_Reduce_local(in, inout, (int)n, elem, op) ? MPI_ERR_OP : MPI_SUCCESS;
+        return reduce_local(in, inout, (int)n, elem, op, outside);
     char *a = hmpi_heap_malloc(n * (size_t)extent), *b = hmpi_heap_malloc(n * (size_t)extent);
     int err = a && b ? MPI_SUCCESS : MPI_ERR_NO_MEM, pa = 0, pb = 0, pc = 0;
     char *a0 = err ? NULL : a - lb, *b0 = err ? NULL : b - lb; /* element 0 starts at lb */
@@ -102,8 +115,8 @@ static int apply(MPI_Op op, const void *in, void *inout, size_t bytes, MPI_Datat
         (PMPI_Unpack(in, (int)bytes, &pa, a0, (int)n, elem, MPI_COMM_SELF) ||
          PMPI_Unpack(inout, (int)bytes, &pb, b0, (int)n, elem, MPI_COMM_SELF)))
         err = MPI_ERR_TYPE;
-    if (err == MPI_SUCCESS && PMPI_Reduce_local(a0, b0, (int)n, elem, op))
-        err = MPI_ERR_OP;
+    if (err == MPI_SUCCESS)
+        err = reduce_local(a0, b0, (int)n, elem, op, outside);
     if (err == MPI_SUCCESS &&
         PMPI_Pack(b0, (int)n, elem, inout, (int)bytes, &pc, MPI_COMM_SELF))
         err = MPI_ERR_TYPE;

@@ -1,7 +1,9 @@
 /* move.c: moving bytes between an origin's memory and a local target's window: memcpy
  * when the target is in the shared heap, process_vm_readv/writev when it is the target's
  * private memory. Derived datatypes on either side go through MPI_Pack/MPI_Unpack of the
- * MPI below, on local memory only. Never synchronizes and never sends a message. */
+ * MPI below (hmpi_type_pack/unpack: MPI_BOTTOM with absolute addresses included, as an
+ * origin, a result, or a dynamic window's target at displacement 0), on local memory
+ * only. Never synchronizes and never sends a message. */
 #include "rma.h"
 #include "../common/log.h"
 #include "../heap/heap.h"
@@ -129,11 +131,12 @@ static int cma_scatter(const hmpi_rma_region_t *r, void *packed, int write)
         goto out;
     memset(ones, 0xFF, r->bytes);
     int pos = 0;
-    /* the type's displacements are relative to addr; the span starts at addr + lo */
+    /* the type's displacements are relative to addr; the span starts at addr + lo (an
+     * origin computed so may even be NULL: the MPI_BOTTOM-proof pack and unpack) */
     void *map_origin = (void *)((uintptr_t)map - (uintptr_t)r->lo);
     void *stage_origin = (void *)((uintptr_t)stage - (uintptr_t)r->lo);
     err = MPI_ERR_TYPE;
-    if (PMPI_Unpack(ones, (int)r->bytes, &pos, map_origin, r->count, r->type, MPI_COMM_SELF))
+    if (hmpi_type_unpack(ones, (int)r->bytes, &pos, map_origin, r->count, r->type))
         goto out;
     size_t nruns = 0;
     for (size_t i = 0; i < span; i++)
@@ -157,14 +160,12 @@ static int cma_scatter(const hmpi_rma_region_t *r, void *packed, int write)
     }
     err = MPI_ERR_TYPE;
     pos = 0;
-    if (write && PMPI_Unpack(packed, (int)r->bytes, &pos, stage_origin, r->count, r->type,
-                             MPI_COMM_SELF))
+    if (write && hmpi_type_unpack(packed, (int)r->bytes, &pos, stage_origin, r->count, r->type))
         goto out;
     if ((err = cma_move(r->pid, iov, iov + nruns, nruns, write)) != MPI_SUCCESS)
         goto out;
     err = MPI_SUCCESS;
-    if (!write && PMPI_Pack(stage_origin, r->count, r->type, packed, (int)r->bytes, &pos,
-                            MPI_COMM_SELF))
+    if (!write && hmpi_type_pack(stage_origin, r->count, r->type, packed, (int)r->bytes, &pos))
         err = MPI_ERR_TYPE;
 out:
     hmpi_heap_free(iov);
@@ -189,7 +190,7 @@ int hmpi_rma_write(const hmpi_rma_region_t *r, const void *packed)
     int pos = 0;
     if (r->bytes > INT_MAX)
         return MPI_ERR_COUNT;
-    return PMPI_Unpack(packed, (int)r->bytes, &pos, r->addr, r->count, r->type, MPI_COMM_SELF)
+    return hmpi_type_unpack(packed, (int)r->bytes, &pos, r->addr, r->count, r->type)
                ? MPI_ERR_TYPE
                : MPI_SUCCESS;
 }
@@ -207,7 +208,7 @@ int hmpi_rma_read(const hmpi_rma_region_t *r, void *packed)
     int pos = 0;
     if (r->bytes > INT_MAX)
         return MPI_ERR_COUNT;
-    return PMPI_Pack(r->addr, r->count, r->type, packed, (int)r->bytes, &pos, MPI_COMM_SELF)
+    return hmpi_type_pack(r->addr, r->count, r->type, packed, (int)r->bytes, &pos)
                ? MPI_ERR_TYPE
                : MPI_SUCCESS;
 }
@@ -223,7 +224,7 @@ int hmpi_rma_pack(const hmpi_rma_buf_t *b, void *packed)
     int pos = 0;
     if (b->bytes > INT_MAX)
         return MPI_ERR_COUNT;
-    return PMPI_Pack(b->addr, b->count, b->type, packed, (int)b->bytes, &pos, MPI_COMM_SELF)
+    return hmpi_type_pack(b->addr, b->count, b->type, packed, (int)b->bytes, &pos)
                ? MPI_ERR_TYPE
                : MPI_SUCCESS;
 }
@@ -237,7 +238,7 @@ int hmpi_rma_unpack(const void *packed, const hmpi_rma_buf_t *b)
     int pos = 0;
     if (b->bytes > INT_MAX)
         return MPI_ERR_COUNT;
-    return PMPI_Unpack(packed, (int)b->bytes, &pos, b->addr, b->count, b->type, MPI_COMM_SELF)
+    return hmpi_type_unpack(packed, (int)b->bytes, &pos, b->addr, b->count, b->type)
                ? MPI_ERR_TYPE
                : MPI_SUCCESS;
 }

@@ -6,7 +6,8 @@
  *  - an accepted value lies in the knob's [min, max], a BOOL is 0 or 1;
  *  - a rejected value leaves the output untouched;
  *  - round trip: an accepted value printed in decimal, and for a SIZE with the largest
- *    suffix that divides it, parses back to itself.
+ *    suffix that divides it, parses back to itself;
+ *  - a WORD knob accepts exactly its listed words, whole.
  * No MPI. */
 #include "common/knobs.h"
 
@@ -25,7 +26,7 @@
 /* The grammar, spelt out without strtoull. */
 static int reference(const hmpi_knob_info_t *k, const char *s, long long *out_p)
 {
-    if (k->type == HMPI_KNOB_STR)
+    if (k->type == HMPI_KNOB_STR || k->type == HMPI_KNOB_WORD)
         return -1;
     const char *p = s;
     unsigned long long v = 0;
@@ -85,6 +86,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char text[64];
     memcpy(text, data + 1, size - 1);
     text[size - 1] = '\0';
+
+    if (k->type == HMPI_KNOB_WORD) { /* exactly one of its words, compared whole */
+        const char *w = hmpi_knob_words(k);
+        int want_ok = 0;
+        for (size_t len; w && *w; w += len + (w[len] == '|')) {
+            len = strcspn(w, "|");
+            want_ok |= len > 0 && strlen(text) == len && memcmp(text, w, len) == 0;
+        }
+        if (hmpi_knob_word_ok(k, text) != want_ok)
+            FAIL("HMPI_%s='%s': word check says %d, reference %d", k->name, text,
+                 hmpi_knob_word_ok(k, text), want_ok);
+    }
 
     const long long untouched = -0x5eed;
     long long got = untouched, want = untouched;

@@ -2,11 +2,15 @@
 # install_test.sh: installs the build tree into a fresh prefix (cmake --install
 # --prefix), checks the installed files and man pages, builds project/hello.c against
 # the installed tree through find_package(HMPI) and through pkg-config (hmpi.pc), and
-# runs both with the installed hmpirun under stats_check.py.
-#   install_test.sh CMAKE BUILD WORK LIBDIR MANDIR MPICC PYTHON STATS_CHECK [launcher flags]
+# runs both with the installed hmpirun under stats_check.py. With OTHER_MPICC (the other
+# MPI's wrapper, or "none"), both ways refuse a project built against the other MPI:
+# find_package(HMPI) after find_package(MPI) found it, and a compile with its wrapper
+# and pkg-config hmpi.
+#   install_test.sh CMAKE BUILD WORK LIBDIR MANDIR MPICC OTHER_MPICC PYTHON STATS_CHECK
+#                   [launcher flags]
 set -eu
-cmake=$1 build=$2 work=$3 libdir=$4 mandir=$5 mpicc=$6 python=$7 check=$8
-shift 8
+cmake=$1 build=$2 work=$3 libdir=$4 mandir=$5 mpicc=$6 other_mpicc=$7 python=$8 check=$9
+shift 9
 src=$(cd "$(dirname "$0")" && pwd)
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -18,6 +22,7 @@ prefix=$work/prefix
 man1="hmpirun.1 hmpi_info.1"
 man3="OPI_Alloc.3 OPI_Free.3 OPI_Give.3 OPI_Take.3 OPI_Igive.3 OPI_Itake.3"
 for f in bin/hmpirun bin/hmpicc bin/hmpic++ bin/hmpifort bin/hmpi_info include/hmpi.h \
+         include/hmpi_mpi_check.h \
          "$libdir/libhmpi.so" "$libdir/cmake/HMPI/HMPIConfig.cmake" \
          "$libdir/cmake/HMPI/HMPITargets.cmake" "$libdir/pkgconfig/hmpi.pc"; do
   [ -e "$prefix/$f" ] || fail "not installed: $f"
@@ -59,6 +64,32 @@ case "$flags" in
 esac
 # shellcheck disable=SC2086
 "$mpicc" -o "$work/hello_pc" "$src/project/hello.c" $flags || fail "building with pkg-config"
+
+# The other MPI: refused by the CMake package (HMPI not found, saying why) and by the
+# compile that pkg-config's flags make (an #error naming the MPI HMPI is built for).
+if [ "$other_mpicc" != none ]; then
+  if "$cmake" -S "$src/project" -B "$work/cmake-wrong" -DCMAKE_PREFIX_PATH="$prefix" \
+       -DMPI_FIRST=ON -DMPI_C_COMPILER="$other_mpicc" > "$work/cmake-wrong.log" 2>&1; then
+    cat "$work/cmake-wrong.log"; fail "find_package(HMPI) accepted the other MPI ($other_mpicc)"
+  fi
+  said=$(tr -s ' \n' '  ' < "$work/cmake-wrong.log")   # CMake wraps the reason's lines
+  case "$said" in
+    *"HMPI in $prefix is built for "*", but this project found "*"find_package(HMPI) before find_package(MPI)"*) ;;
+    *) false ;;
+  esac ||
+    { cat "$work/cmake-wrong.log"; fail "the CMake package refused the other MPI without saying why"; }
+  # shellcheck disable=SC2086
+  if "$other_mpicc" -o "$work/hello_wrong" "$src/project/hello.c" $flags \
+       > "$work/pc-wrong.log" 2>&1; then
+    fail "pkg-config hmpi with $other_mpicc compiled"
+  fi
+  grep -q "error: #error \"HMPI is built for" "$work/pc-wrong.log" ||
+    { cat "$work/pc-wrong.log"; fail "the compile with $other_mpicc failed without saying why"; }
+  # The same project, MPI found first but HMPI's: accepted.
+  "$cmake" -S "$src/project" -B "$work/cmake-first" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DMPI_FIRST=ON -DMPI_C_COMPILER="$mpicc" > "$work/cmake-first.log" 2>&1 ||
+    { cat "$work/cmake-first.log"; fail "find_package(MPI) first, with $mpicc: refused"; }
+fi
 
 for exe in "$work/cmake/hello_cmake" "$work/hello_pc"; do
   ldd "$exe" | grep -q "$prefix/$libdir/libhmpi.so" || fail "$exe does not load the installed libhmpi"

@@ -69,3 +69,12 @@ if(HMPI_MPI STREQUAL "mpich")
   hmpi_mpi_test(coll_large SOURCES ${CMAKE_CURRENT_LIST_DIR}/coll_large.c RANKS 2 4 8
     NODE_SIZES 0 2 TIMEOUT 300)
 endif()
+
+# Issue 23: buffers at MPI_BOTTOM with absolute-address types (collectives, receives), and
+# predefined ops on pairs the standard does not list (what the MPI below takes works,
+# what it refuses is MPI_ERR_OP). 2 and 4 ranks, and on the MPI below alone.
+foreach(t coll_bottom coll_op_ext)
+  hmpi_mpi_test(${t} SOURCES ${_coll_dir}/${t}.c RANKS 2 4 NODE_SIZES 0 2
+    ENV ${_coll_env} TIMEOUT 120)
+  coll_variant(${t} below RANKS 2 4 NODE_SIZES 0 ENV HMPI_DISABLE=1)
+endforeach()

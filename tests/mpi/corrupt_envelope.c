@@ -15,7 +15,7 @@
 #include "../check.h"
 #include "p2p/p2p.h"
 #include "heap/heap.h"
-#include "mpi/below.h" /* PMPI_* here: the MPI below's (HMPI exports PMPI_* too) */
+#include "below_sym.h" /* BELOW(X): the MPI below's PMPI_X (HMPI exports PMPI_X too) */
 #include "hmpi.h"
 
 #include <mpi.h>
@@ -96,7 +96,7 @@ static void sender(corrupt_case_t c, int round)
     hmpi_env_t *e = hmpi_req_obj(req)->env;
     CHECK(e, "case %s: a synchronous send without an envelope in flight", case_name[c]);
     int expect = corrupt(c, e);
-    PMPI_Bcast(&expect, 1, MPI_INT, 0, MPI_COMM_WORLD); /* the receiver may look now */
+    BELOW(Bcast)(&expect, 1, MPI_INT, 0, MPI_COMM_WORLD); /* the receiver may look now */
     /* The receiver marks even a bad envelope DONE: the send completes normally. */
     CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS, "case %s: send failed",
           case_name[c]);
@@ -122,7 +122,7 @@ static void receiver(corrupt_case_t c, int round)
     memset(g + GUARD, 0x5A, cap);
     memset(g + GUARD + cap, 0xA5, GUARD);
     int expect = 0;
-    PMPI_Bcast(&expect, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    BELOW(Bcast)(&expect, 1, MPI_INT, 0, MPI_COMM_WORLD);
     int source = c == CASE_SRC_RANGE ? MPI_ANY_SOURCE : c == CASE_SRC_SPOOF ? 1 : 0;
     int tag = c == CASE_TAG ? MPI_ANY_TAG : round;
     MPI_Status st;
@@ -210,7 +210,7 @@ int main(int argc, char **argv)
     CHECK(HMPI_Active(), "HMPI is not active: nothing to corrupt");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     for (int c = 0; c < NCASES; c++) {
-        PMPI_Barrier(MPI_COMM_WORLD); /* the receiver is out of HMPI until the Bcast */
+        BELOW(Barrier)(MPI_COMM_WORLD); /* the receiver is out of HMPI until the Bcast */
         if (rank == 0)
             sender((corrupt_case_t)c, c);
         else

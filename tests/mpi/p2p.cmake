@@ -15,6 +15,10 @@
 #   p2p_large           MPI 4's _c calls against int calls; messages past 2 GiB
 #   p2p_pipe            static send buffers: the pipelined bounce (HMPI_PIPE_CHUNK)
 #   p2p_short           blocking small Send/Recv: what stands in the short way's way
+#   p2p_status_error    single-completion calls leave a status's MPI_ERROR alone
+#   p2p_get_status      a loop polling MPI_Request_get_status alone ends (progress)
+#   p2p_type_free       datatypes freed while operations with them are pending
+#   comm_idup           MPI_Comm_idup is nonblocking: staggered, intercomms, overlapped
 set(_p2p_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_p2p_ranks 2 4 8)
 set(_p2p_nodes 0 2)
@@ -45,7 +49,8 @@ p2p_test(p2p_boundaries     TIMEOUT 120 PLAIN)
 p2p_test(p2p_ordering       TIMEOUT 120 PLAIN)
 p2p_test(p2p_storm          TIMEOUT 120 PLAIN)
 p2p_test(p2p_errors         TIMEOUT 60)
-target_include_directories(p2p_errors PRIVATE ${PROJECT_SOURCE_DIR}/src) # mpi/below.h
+target_link_libraries(p2p_errors PRIVATE ${CMAKE_DL_LIBS}) # below_sym.h
+target_compile_definitions(p2p_errors PRIVATE _GNU_SOURCE)
 # 2 GiB messages between ranks 0 and 1: on the real node and on 1-rank nodes (every peer
 # through the MPI below).
 hmpi_mpi_test(p2p_large SOURCES ${_p2p_dir}/p2p_large.c RANKS 2 4 NODE_SIZES 0 1
@@ -57,6 +62,19 @@ p2p_test(p2p_comms          TIMEOUT 90)
 p2p_test(p2p_threads        TIMEOUT 90)
 p2p_test(p2p_pipe           TIMEOUT 60  PLAIN)
 p2p_test(p2p_short          TIMEOUT 60  PLAIN)
+# New tests of issue 23 (2 and 4 ranks), and each on the MPI below alone, which must
+# agree (the test is the standard's, not HMPI's).
+function(p2p_test24 name)
+  cmake_parse_arguments(P "" "TIMEOUT" "" ${ARGN})
+  hmpi_mpi_test(${name} SOURCES ${_p2p_dir}/${name}.c RANKS 2 4 NODE_SIZES 0 2
+    ENV ${_p2p_env} TIMEOUT ${P_TIMEOUT})
+  hmpi_mpi_test(${name}_disabled SOURCES ${_p2p_dir}/${name}.c RANKS 2 4
+    ENV ${_p2p_env} HMPI_DISABLE=1 TIMEOUT ${P_TIMEOUT})
+endfunction()
+p2p_test24(p2p_status_error TIMEOUT 60)
+p2p_test24(p2p_get_status   TIMEOUT 60)
+p2p_test24(p2p_type_free    TIMEOUT 60)
+p2p_test24(comm_idup        TIMEOUT 60)
 
 # The tests below are registered by add_test itself (counters checked, repeated runs):
 # their environment is what hmpi_mpi_test would give them.

@@ -5,7 +5,7 @@
  * derived types, Request_get_status, Request_free of an active send, and invalid
  * arguments returning the right error class under MPI_ERRORS_RETURN. */
 #include "p2p_common.h"
-#include "mpi/below.h" /* PMPI_* here: the MPI below's (HMPI exports PMPI_* too) */
+#include "below_sym.h" /* BELOW(X): the MPI below's PMPI_X (HMPI exports PMPI_X too) */
 
 #include <limits.h>
 
@@ -50,8 +50,8 @@ static void probe_below(void)
 {
     MPI_Request rq;
     MPI_Status st;
-    PMPI_Irecv(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rq);
-    PMPI_Wait(&rq, &st);
+    BELOW(Irecv)(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rq);
+    BELOW(Wait)(&rq, &st);
     below_irecv_procnull_ok = st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG;
     if (!below_irecv_procnull_ok && rank == 0)
         printf("p2p_errors: note: the MPI below completes Irecv(MPI_PROC_NULL) with source %d "

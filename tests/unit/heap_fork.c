@@ -2,9 +2,13 @@
  * maps a region of 3 slices and forks 3 children; child i attaches slice i, allocates
  * blocks there, stamps them and publishes their addresses in the control area; every
  * other child and the parent read them at the same address, byte for byte.
- * The heap is attached only in the children (a child forked from an attached process
+ * Block 4 is a big block (heap/big.h). With the argument "default" the slices have the
+ * default size of HMPI_HEAP_SIZE. The heap is attached only in the children (a child forked from an attached process
  * gets a private copy of the region) and the children do not fork. */
 #include "test_util.h"
+#include "common/knobs.h"
+
+#include <mimalloc.h>
 
 #include <signal.h>
 #include <stdatomic.h>
@@ -16,7 +20,7 @@
 #define INTERPOSED 0
 #endif
 
-enum { NCHILD = 3, NBLK = 4, WAIT_S = 30 };
+enum { NCHILD = 3, NBLK = 5, WAIT_S = 30 };
 
 /* Lives at the region's base, in the control area (shared by all the processes at
  * the same address). Each child writes only its own row; readers bump verified. */
@@ -99,12 +103,13 @@ static void child(int me)
           "child %d: owner past the last slice", me);
 
     size_t sizes[NBLK] = {24, 100000 + (size_t)me, ((size_t)16 << 20) + (size_t)me * 4097,
-                          4096 * 3};
+                          4096 * 3, ((size_t)40 << 20) + (size_t)me * 12345};
     void *blk[NBLK];
     blk[0] = hmpi_heap_malloc(sizes[0]);
     blk[1] = INTERPOSED ? malloc(sizes[1]) : hmpi_heap_calloc(sizes[1], 1);
     blk[2] = INTERPOSED ? calloc(sizes[2], 1) : hmpi_heap_malloc(sizes[2]);
     blk[3] = hmpi_heap_aligned(4096, sizes[3]);
+    blk[4] = INTERPOSED ? malloc(sizes[4]) : hmpi_heap_malloc(sizes[4]); /* a big block */
     for (int b = 0; b < NBLK; b++) {
         CHECK(blk[b] && hmpi_heap_owner(blk[b]) == me &&
                   hmpi_heap_is_shared_range(blk[b], sizes[b]),
@@ -126,7 +131,7 @@ static void child(int me)
     for (int b = 0; b < NBLK; b++) {
         if (b == 1 && INTERPOSED)
             free(blk[b]);
-        else if (b == 2 && INTERPOSED)
+        else if ((b == 2 || b == 4) && INTERPOSED)
             free(blk[b]);
         else
             hmpi_heap_free(blk[b]);
@@ -139,10 +144,28 @@ static void child(int me)
     _exit(0);
 }
 
-int main(void)
+/* The slice: 1 GiB, or with "default" what HMPI_HEAP_SIZE reserves by default, so the
+ * installed mimalloc is seen to take a whole default slice (mimalloc 3 takes at most
+ * 16 GiB an arena). */
+static size_t slice_arg(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "default") != 0)
+        return (size_t)1 << 30;
+    for (int i = 0; i < hmpi_knob_count; i++) {
+        long long v = 0;
+        if (strcmp(hmpi_knob_table[i].name, "HEAP_SIZE") == 0 &&
+            hmpi_knob_parse(&hmpi_knob_table[i], hmpi_knob_table[i].def, &v) == 0)
+            return (size_t)v;
+    }
+    CHECK(0, "no default for HMPI_HEAP_SIZE in the knob table");
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     double t0 = now_s();
-    fixture_make(&fx, NCHILD, (size_t)1 << 30);
+    size_t slice = slice_arg(argc, argv);
+    fixture_make(&fx, NCHILD, slice);
     fixture_unlink(&fx); /* every process has the mapping through fork */
     ctrl = (ctrl_t *)fx.base;
     _Static_assert(sizeof(ctrl_t) <= HMPI_REGION_ALIGN, "control block fits the control area");
@@ -176,7 +199,8 @@ int main(void)
     }
     CHECK(ok, "a child failed");
     CHECK(!hmpi_heap_active(), "the parent never attached");
-    printf("heap_fork: ok (%s interposed malloc) in %.1f s\n", INTERPOSED ? "with" : "without",
+    printf("heap_fork: ok (%s interposed malloc, mimalloc %d, slices of %zu GiB) in %.1f s\n",
+           INTERPOSED ? "with" : "without", MI_MALLOC_VERSION, ((size_t)1 << fx.shift) >> 30,
            now_s() - t0);
     return 0;
 }

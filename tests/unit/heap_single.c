@@ -1,9 +1,10 @@
 /* heap_single.c: the shared heap in one process. The region file's properties, the
- * mapping at one address, attach, blocks of 8 B to 64 MiB inside the slice, calloc
+ * mapping at one address, attach, blocks of 8 B to 64 MiB inside the slice, big blocks, calloc
  * staying zeroed over thousands of cycles that re-use dirtied blocks (shared file pages
  * are not zeroed by madvise), a fork()ed child isolated from the heap, and no file left.
  * The explicit hmpi_heap_* API is tested always, the interposed malloc when built. */
 #include "test_util.h"
+#include "heap/big.h"
 
 #include <fcntl.h>
 #include <mimalloc.h>
@@ -140,7 +141,8 @@ static void test_sizes(int interposed)
                 continue;
             void *p = interposed ? malloc(want) : hmpi_heap_malloc(want);
             check_in_slice(p, want, interposed ? "malloc" : "hmpi_heap_malloc");
-            CHECK(mi_usable_size(p) >= want, "usable size %zu < %zu", mi_usable_size(p), want);
+            CHECK(hmpi_heap_usable_size(p) >= want, "usable size %zu < %zu", hmpi_heap_usable_size(p),
+                  want);
             pat_fill(p, want, (uint32_t)n);
             blk[n] = p;
             len[n++] = want;
@@ -228,7 +230,7 @@ static void test_calloc_cycles(int cycles)
     for (int c = 0; c < cycles; c++) {
         int slot = c % LIVE;
         if (live[slot]) {
-            memset(live[slot], 0xA5, mi_usable_size(live[slot])); /* dirty it all */
+            memset(live[slot], 0xA5, hmpi_heap_usable_size(live[slot])); /* dirty it all */
             if (live_interposed[slot])
                 free(live[slot]);
             else
@@ -258,6 +260,92 @@ static void test_calloc_cycles(int cycles)
         else
             hmpi_heap_free(live[i]);
     }
+}
+
+/* Big blocks (HMPI_HEAP_BIG_MIN and more, and alignments past mimalloc's arena limit) come
+ * from the slice's big area in 2 MiB extents: freed ones read zero when handed out again,
+ * realloc grows them in place when the next extent is free, neighbours merge, and a full
+ * area falls back to private memory (never to someone else's). */
+static void test_big(void)
+{
+    const size_t MiB = (size_t)1 << 20, KiB64 = HMPI_HEAP_BIG_GRAIN, big = HMPI_HEAP_BIG_MIN;
+    size_t used0, free0, used, avail;
+    hmpi_extents_usage(&hmpi_heap_big, &used0, &free0);
+    CHECK(used0 == 0 && free0 == ((size_t)1 << fx.shift) / 2,
+          "big area: %zu used, %zu free at the start", used0, free0);
+
+    /* calloc, dirty, free, calloc again: the same extent, zero. */
+    uint8_t *a = hmpi_heap_calloc(100 * MiB / 8, 8);
+    check_in_slice(a, 100 * MiB, "big calloc");
+    CHECK((uintptr_t)a % (2 * MiB) == 0, "big block %p not 2 MiB-aligned", (void *)a);
+    CHECK(hmpi_heap_usable_size(a) == 100 * MiB, "usable %zu", hmpi_heap_usable_size(a));
+    CHECK(zero_check(a, 100 * MiB) == (size_t)-1, "fresh big calloc not zero");
+    memset(a, 0x5A, 100 * MiB);
+    hmpi_heap_free(a);
+    uint8_t *b = hmpi_heap_calloc(1, 100 * MiB + 1);
+    CHECK(b == a, "first fit: %p, not the freed %p", (void *)b, (void *)a);
+    CHECK(hmpi_heap_usable_size(b) == 100 * MiB + KiB64, "usable %zu", hmpi_heap_usable_size(b));
+    size_t bad = zero_check(b, 100 * MiB + 1);
+    CHECK(bad == (size_t)-1, "a freed, dirtied big block came back non-zero at %zu", bad);
+
+    /* Grown in place (the area after it is free), content kept, the new part zero; then
+     * shrunk in place. */
+    pat_fill(b, 100 * MiB + 1, 31);
+    uint8_t *c = hmpi_heap_realloc(b, 180 * MiB);
+    CHECK(c == b, "realloc did not grow in place: %p -> %p", (void *)b, (void *)c);
+    CHECK(pat_check(c, 100 * MiB + 1, 31) == (size_t)-1, "realloc in place lost content");
+    CHECK(zero_check(c + 100 * MiB + KiB64, 80 * MiB - KiB64) == (size_t)-1,
+          "grown part not zero");
+    c = hmpi_heap_realloc(c, 40 * MiB);
+    CHECK(c == b && hmpi_heap_usable_size(c) == 40 * MiB, "shrink in place: %p, %zu B",
+          (void *)c, hmpi_heap_usable_size(c));
+    CHECK(pat_check(c, 40 * MiB, 31) == (size_t)-1, "shrink lost content");
+
+    /* A block right after it stops the growth in place: realloc moves, content kept. */
+    void *wall = hmpi_heap_malloc(big);
+    check_in_slice(wall, big, "big malloc");
+    CHECK((uintptr_t)wall == (uintptr_t)c + 40 * MiB, "first fit put the wall at %p", wall);
+    uint8_t *d = hmpi_heap_realloc(c, 60 * MiB);
+    check_in_slice(d, 60 * MiB, "big realloc (moved)");
+    CHECK(d != c && pat_check(d, 40 * MiB, 31) == (size_t)-1, "moving realloc lost content");
+    /* Down below the big size: back to a mimalloc block, content kept. */
+    uint8_t *e = hmpi_heap_realloc(d, 3 * MiB);
+    check_in_slice(e, 3 * MiB, "realloc big -> small");
+    /* (mimalloc 3.0.0/3.0.1: blocks past 512 KiB stay big, see alloc.c) */
+    int mi_singleton_bug = mi_version() >= 300 && mi_version() < 302;
+    CHECK(mi_singleton_bug || hmpi_extents_size(&hmpi_heap_big, e) == 0,
+          "a 3 MiB realloc stayed a big block");
+    CHECK(pat_check(e, 3 * MiB, 31) == (size_t)-1, "realloc big -> small lost content");
+    hmpi_heap_free(e);
+
+    /* Alignments past mimalloc's arena limit, small and big sizes. */
+    size_t aligns[] = {128 << 10, 2 * MiB, 16 * MiB, 64 * MiB};
+    for (int i = 0; i < 4; i++) {
+        size_t n = i & 1 ? 40 * MiB : 4096;
+        void *q = hmpi_heap_aligned(aligns[i], n);
+        check_in_slice(q, n, "big aligned");
+        CHECK((uintptr_t)q % aligns[i] == 0, "%p not aligned to %zu", q, aligns[i]);
+        pat_fill(q, n, (uint32_t)i);
+        CHECK(pat_check(q, n, (uint32_t)i) == (size_t)-1, "aligned big content");
+        hmpi_heap_free(q);
+    }
+
+    /* Filling the area: the next big block is private memory, never shared by mistake. */
+    enum { MAXB = 64 };
+    void *all[MAXB];
+    int n = 0;
+    while (n < MAXB && (all[n] = hmpi_heap_shared_alloc(64 * MiB)) != NULL)
+        n++;
+    CHECK(n > 0 && n < MAXB, "filled the big area with %d blocks of 64 MiB", n);
+    void *priv = hmpi_heap_malloc(64 * MiB);
+    CHECK(priv != NULL && !hmpi_heap_is_shared(priv), "a full big area gave %p", priv);
+    hmpi_heap_free(priv);
+    for (int i = 0; i < n; i++)
+        hmpi_heap_free(all[i]);
+    hmpi_heap_free(wall);
+    hmpi_extents_usage(&hmpi_heap_big, &used, &avail);
+    CHECK(used == 0 && avail == free0, "big area after every free: %zu used, %zu of %zu free",
+          used, avail, free0);
 }
 
 /* A fork()ed child gets a private copy of the region: its writes and allocations do
@@ -311,10 +399,16 @@ int main(void)
         test_sizes(1);
     test_calloc_cycles(6000);
     /* Then with mimalloc purging as eagerly as it can. */
+#if MI_MALLOC_VERSION >= 300
+    mi_option_set(mi_option_purge_delay, 0);
+    mi_option_set(mi_option_arena_purge_mult, 0);
+#else
     mi_option_set(mi_option_decommit_delay, 0);
     mi_option_set(mi_option_segment_decommit_delay, 0);
     mi_option_set(mi_option_decommit_extend_delay, 0);
+#endif
     test_calloc_cycles(6000);
+    test_big();
     test_fork_isolation();
     printf("heap_single: ok (%s interposed malloc) in %.1f s\n",
            INTERPOSED ? "with" : "without", now_s() - t0);

@@ -1,6 +1,8 @@
 /* knobs.c: the HMPI_* knob table and its strict parser. Sizes with K/M/G/T suffixes,
  * ranges, garbage, signs, empty values; hmpi_knobs_load with a bad environment value
- * fails and says which knob (stderr captured through a pipe). No MPI calls. */
+ * fails and says which knob (stderr captured through a pipe); an HMPI_* variable that is
+ * no knob is a warning naming the closest knob, the tools' variables are not; lines held
+ * by the log are written only when released. No MPI calls. */
 #include "../check.h"
 #include "common/knobs.h"
 #include "common/log.h"
@@ -110,8 +112,23 @@ static void test_parse(void)
     /* INT 0..2 */
     accepts("VERBOSE", "2", 2);
     rejects("VERBOSE", "3");
-    /* STR is not a number */
+    /* STR and WORD are not numbers */
     rejects("SHM_DIR", "/dev/shm");
+    rejects("HUGEPAGES", "0");
+    /* WORD: exactly one of its words, nothing more or less */
+    const hmpi_knob_info_t *hp = knob("HUGEPAGES");
+    CHECK(hp->type == HMPI_KNOB_WORD && hmpi_knob_words(hp) != NULL, "HUGEPAGES is no WORD knob");
+    CHECK(strcmp(hmpi_knob_words(hp), "auto|off|advise|collapse") == 0, "HUGEPAGES words '%s'",
+          hmpi_knob_words(hp));
+    static const char *const good[] = {"auto", "off", "advise", "collapse"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        CHECK(hmpi_knob_word_ok(hp, good[i]), "HUGEPAGES='%s' refused", good[i]);
+    static const char *const bad[] = {"", "|", "auto|off", "Auto", "auto ", " off", "of",
+                                      "offf", "collaps", "advise|", "|auto", "none"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(!hmpi_knob_word_ok(hp, bad[i]), "HUGEPAGES='%s' accepted", bad[i]);
+    CHECK(hmpi_knob_words(knob("SHM_DIR")) == NULL && !hmpi_knob_word_ok(knob("SHM_DIR"), "x"),
+          "a STR knob has words");
 }
 
 /* The table itself: names are upper case, every default is valid, ranges are sane. */
@@ -129,6 +146,12 @@ static void test_table(void)
             CHECK(strcmp(k->name, hmpi_knob_table[j].name) != 0, "knob %s twice", k->name);
         if (k->type == HMPI_KNOB_STR) {
             CHECK(k->def[0] != '\0', "string knob %s has an empty default", k->name);
+            continue;
+        }
+        if (k->type == HMPI_KNOB_WORD) {
+            CHECK(hmpi_knob_words(k) != NULL, "word knob %s lists no words (WORDS)", k->name);
+            CHECK(hmpi_knob_word_ok(k, k->def), "word knob %s: its default '%s' is not one of %s",
+                  k->name, k->def, hmpi_knob_words(k));
             continue;
         }
         long long v = SENTINEL;
@@ -150,8 +173,8 @@ static void clear_env(void)
     }
 }
 
-/* Runs hmpi_knobs_load with stderr going into buf; returns its result. */
-static int load_capturing(char *buf, size_t len)
+/* Runs fn with stderr going into buf; returns its result. */
+static int capturing(int (*fn)(void), char *buf, size_t len)
 {
     int fds[2];
     CHECK(pipe(fds) == 0, "pipe: %s", strerror(errno));
@@ -159,7 +182,7 @@ static int load_capturing(char *buf, size_t len)
     int saved = dup(STDERR_FILENO);
     CHECK(saved >= 0 && dup2(fds[1], STDERR_FILENO) == STDERR_FILENO, "dup2");
     close(fds[1]);
-    int rc = hmpi_knobs_load();
+    int rc = fn();
     fflush(stderr);
     CHECK(dup2(saved, STDERR_FILENO) == STDERR_FILENO, "restoring stderr");
     close(saved);
@@ -170,6 +193,11 @@ static int load_capturing(char *buf, size_t len)
     buf[got] = '\0';
     close(fds[0]);
     return rc;
+}
+
+static int load_capturing(char *buf, size_t len)
+{
+    return capturing(hmpi_knobs_load, buf, len);
 }
 
 static void expect_bad(const char *env, const char *value, const char *text1, const char *text2)
@@ -204,6 +232,7 @@ static void test_load(void)
     CHECK(hmpi_knobs.SHM_MIN_FREE == 64LL << 20, "default SHM_MIN_FREE %lld",
           hmpi_knobs.SHM_MIN_FREE);
     CHECK(strcmp(hmpi_knobs.SHM_DIR, "/dev/shm") == 0, "default SHM_DIR '%s'", hmpi_knobs.SHM_DIR);
+    CHECK(strcmp(hmpi_knobs.HUGEPAGES, "auto") == 0, "default HUGEPAGES '%s'", hmpi_knobs.HUGEPAGES);
 
     /* Good values from the environment. */
     clear_env();
@@ -211,9 +240,11 @@ static void test_load(void)
     setenv("HMPI_NODE_SIZE", "3", 1);
     setenv("HMPI_SHM_DIR", "/tmp/x", 1);
     setenv("HMPI_DISABLE", "1", 1);
+    setenv("HMPI_HUGEPAGES", "collapse", 1);
     CHECK(load_capturing(out, sizeof out) == 0 && out[0] == '\0', "good values: [%s]", out);
     CHECK(hmpi_knobs.HEAP_SIZE == 1LL << 30 && hmpi_knobs.NODE_SIZE == 3 &&
-              hmpi_knobs.DISABLE == 1 && strcmp(hmpi_knobs.SHM_DIR, "/tmp/x") == 0,
+              hmpi_knobs.DISABLE == 1 && strcmp(hmpi_knobs.SHM_DIR, "/tmp/x") == 0 &&
+              strcmp(hmpi_knobs.HUGEPAGES, "collapse") == 0,
           "values from the environment not loaded");
 
     /* Bad values: -1 and one line naming the knob, the value and the range. */
@@ -225,6 +256,9 @@ static void test_load(void)
                "an integer from 0 to 1048576");
     expect_bad("HMPI_DISABLE", "yes", "HMPI_DISABLE='yes' is not valid", "0 or 1");
     expect_bad("HMPI_SHM_DIR", "", "HMPI_SHM_DIR='' is not valid", NULL);
+    expect_bad("HMPI_HUGEPAGES", "on", "HMPI_HUGEPAGES='on' is not valid",
+               "one of auto, off, advise, collapse");
+    expect_bad("HMPI_HUGEPAGES", "", "HMPI_HUGEPAGES='' is not valid", NULL);
 
     /* With the world rank known, the line says it. */
     hmpi_log_rank = 5;
@@ -245,11 +279,123 @@ static void test_load(void)
     clear_env();
 }
 
+static void closest(const char *name, const char *want)
+{
+    const char *got = hmpi_knob_closest(name);
+    CHECK(want ? got && strcmp(got, want) == 0 : got == NULL, "closest to %s: %s, want %s", name,
+          got ? got : "none", want ? want : "none");
+}
+
+/* Removes every HMPI_* variable, knob or not. */
+static void clear_all_hmpi(void)
+{
+    extern char **environ;
+    for (int again = 1; again;) {
+        again = 0;
+        for (char **e = environ; *e; e++) {
+            if (strncmp(*e, "HMPI_", 5) == 0) {
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
+                unsetenv(name);
+                again = 1;
+                break;
+            }
+        }
+    }
+}
+
+static int emit_three(void)
+{
+    hmpi_log_error("first %d", 1);
+    hmpi_log_warning("second");
+    hmpi_log_info("third");
+    return (int)hmpi_log_held();
+}
+
+static int hold_and_drop(void)
+{
+    hmpi_log_hold();
+    int held = emit_three();
+    hmpi_log_release(0);
+    return held;
+}
+
+static int hold_and_print(void)
+{
+    hmpi_log_hold();
+    int held = emit_three();
+    hmpi_log_release(1);
+    return held;
+}
+
+static int hold_overflow(void)
+{
+    hmpi_log_hold();
+    for (int i = 0; i < 100; i++)
+        hmpi_log_info("line %03d of a long run of lines that will not all fit .........", i);
+    hmpi_log_release(1);
+    return 0;
+}
+
+static void test_names(void)
+{
+    char out[8192];
+    closest("STAT", "STATS");
+    closest("stats", "STATS");
+    closest("STAST", "STATS");
+    closest("NODESIZE", "NODE_SIZE");
+    closest("HEAPSIZE", "HEAP_SIZE");
+    closest("SYNERGISTIC_MINIMUM", "SYNERGISTIC_MIN");
+    closest("EAGER_DELAY", "EAGER_DELAY_US");
+    closest("FOOBARBAZQUUX", NULL);
+    closest("TOTALLY_UNRELATED_NAME", NULL);
+
+    /* Knobs and the tools' variables are quiet; a misspelt knob is one warning line. */
+    clear_all_hmpi();
+    setenv("HMPI_STATS", "1", 1);
+    for (int i = 0; i < hmpi_knob_tool_var_count; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "HMPI_%s", hmpi_knob_tool_vars[i]);
+        setenv(name, "/somewhere", 1);
+    }
+    CHECK(capturing(hmpi_knobs_check_names, out, sizeof out) == 0 && out[0] == '\0',
+          "known names warned about: [%s]", out);
+    setenv("HMPI_STAT", "1", 1);
+    CHECK(capturing(hmpi_knobs_check_names, out, sizeof out) == 1, "HMPI_STAT not counted");
+    CHECK(strcmp(out, "hmpi: warning: HMPI_STAT is not an HMPI setting, ignored: did you mean "
+                      "HMPI_STATS?\n") == 0,
+          "HMPI_STAT: [%s]", out);
+    unsetenv("HMPI_STAT");
+    setenv("HMPI_FOOBARBAZQUUX", "1", 1);
+    CHECK(capturing(hmpi_knobs_check_names, out, sizeof out) == 1, "HMPI_FOOBARBAZQUUX");
+    CHECK(strstr(out, "HMPI_FOOBARBAZQUUX is not an HMPI setting") &&
+              !strstr(out, "did you mean") && strstr(out, "hmpi_info"),
+          "HMPI_FOOBARBAZQUUX: [%s]", out);
+    setenv("HMPI_NODESIZE", "2", 1);
+    CHECK(capturing(hmpi_knobs_check_names, out, sizeof out) == 2, "two unknown names");
+    CHECK(strstr(out, "did you mean HMPI_NODE_SIZE?"), "HMPI_NODESIZE: [%s]", out);
+    clear_all_hmpi();
+
+    /* Held lines: nothing written until released, and then all of them, in order. */
+    CHECK(capturing(hold_and_drop, out, sizeof out) > 0 && out[0] == '\0',
+          "dropped lines were written: [%s]", out);
+    CHECK(capturing(hold_and_print, out, sizeof out) > 0, "nothing held");
+    CHECK(strcmp(out, "hmpi: error: first 1\nhmpi: warning: second\nhmpi: third\n") == 0,
+          "released lines: [%s]", out);
+    CHECK(capturing(emit_three, out, sizeof out) == 0 && strstr(out, "third"),
+          "after release, lines go straight out: [%s]", out);
+    capturing(hold_overflow, out, sizeof out);
+    CHECK(strstr(out, "line 000 ") && !strstr(out, "line 099 ") &&
+              strcmp(out + strlen(out) - 4, "...\n") == 0 && strlen(out) <= 4096,
+          "overflowing hold: %zu bytes, ends [%s]", strlen(out), out + strlen(out) - 20);
+}
+
 int main(void)
 {
     test_parse();
     test_table();
     test_load();
+    test_names();
     printf("knobs: ok (%d knobs)\n", hmpi_knob_count);
     return 0;
 }

@@ -63,12 +63,14 @@ static size_t rnd_size(rng_t *r)
         return 257 + v % (16 << 10);
     if (k < 997)
         return (16 << 10) + v % (496 << 10);
-    return (512 << 10) + v % ((size_t)5 << 20); /* up to 5.5 MiB */
+    if (k < 999)
+        return (512 << 10) + v % ((size_t)5 << 20); /* up to 5.5 MiB */
+    return ((size_t)32 << 20) + v % ((size_t)8 << 20); /* a big block (heap/big.h) */
 }
 
 static size_t usable(const blk_t *b)
 {
-    return b->fam == FAM_LIBC ? malloc_usable_size(b->p) : mi_usable_size(b->p);
+    return b->fam == FAM_LIBC ? malloc_usable_size(b->p) : hmpi_heap_usable_size(b->p);
 }
 
 /* Where a block must lie in the current phase. */
