@@ -9,7 +9,8 @@ and judges each by the suite's own rule; a test that fails under HMPI is run aga
 Which tests (docs: README.md, "Conformance"):
   every line of the test lists of DIRS (the suite's configured `testlist` files; for
   basic/, which has none, tests/conformance/basic.testlist); with --all all of them,
-  without it the lines that tests/conformance/ci.txt names. Each runs under hmpirun;
+  without it the lines that tests/conformance/ci.txt names (a line may start with an
+  MPI's name, as in fail-alone.txt: that MPI only). Each runs under hmpirun;
   for pt2pt, coll, rma and comm, and 3 ranks or more, also with HMPI_NODE_SIZE=2.
 A testlist line: `program ranks [key=value ...]`; the keys read here are arg= (program
 argument), env= (environment of the run), mpiexecarg= (launcher argument), timeLimit=
@@ -121,9 +122,10 @@ class Spec:
                 and all(w in t.words for w in self.words))
 
 
-def read_specs(path, mpi_keys=None):
-    """ci.txt: `spec`; fail-alone.txt: `mpi spec -- reason` (mpi: a name, name-version
-    or *). Returns [(Spec, reason)]."""
+def read_specs(path, mpi_keys, mpi_optional=False):
+    """fail-alone.txt: `mpi spec -- reason` (mpi: a name, name-version or *); ci.txt
+    (mpi_optional): `[mpi] spec`, a line without mpi for every MPI. Returns the lines
+    for mpi_keys, as [(Spec, reason)]."""
     specs = []
     with open(path) as f:
         for raw in f:
@@ -134,7 +136,7 @@ def read_specs(path, mpi_keys=None):
             if " -- " in text:
                 text, reason = (s.strip() for s in text.split(" -- ", 1))
             w = text.split()
-            if mpi_keys is not None:
+            if not (mpi_optional and "/" in w[0]):
                 if w[0] not in mpi_keys:
                     continue
                 w = w[1:]
@@ -281,7 +283,7 @@ def main():
 
     tests = read_tests(a.suite, a.dirs.split(","))
     if not a.all:
-        ci = [s for s, _ in read_specs(a.ci)]
+        ci = [s for s, _ in read_specs(a.ci, mpi_keys, mpi_optional=True)]
         tests = [t for t in tests if any(s.match(t) for s in ci)]
     if a.only:
         tests = [t for t in tests if re.search(a.only, t.name)]
