@@ -1,5 +1,5 @@
 /* cache.c: the cache effect of communication, after Friedley et al., "Hybrid MPI"
- * (hybrid-mpi.txt section 5, Figure 15): rank 0 reads a data buffer of D bytes (one
+ * (the Hybrid MPI paper, section 5, Figure 15): rank 0 reads a data buffer of D bytes (one
  * word per cache line, sequential or random order), does a ping-pong of M bytes with
  * rank 1 on that buffer (common) or on a separate one, and reads the data buffer again
  * while counting L1 data-cache read misses with perf_event_open. Where the counters are

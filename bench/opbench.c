@@ -1,4 +1,4 @@
-/* opbench.c: OPBench (ownership-passing.txt §5.1), a nearest-neighbour stencil step.
+/* opbench.c: OPBench (the OPI paper, §5.1), a nearest-neighbour stencil step.
  * Every iteration computes once on the application's array, then four times (four
  * neighbours) packs a boundary region into a message buffer, exchanges it with the
  * partner rank and unpacks the received one into a ghost region. Reported: the

@@ -1,4 +1,4 @@
-/* fft2d.c: the 2-D FFT of ownership-passing.txt §5.3, with three ways to exchange.
+/* fft2d.c: the 2-D FFT of the OPI paper, §5.3, with three ways to exchange.
  * An nx x ny complex array, x-major, is distributed by x: each rank holds nx/P rows
  * of ny points. One transform:
  *   1. ny-point FFTs along y of the local rows (FFTW);
@@ -146,7 +146,7 @@ static void exchange_p2p(fft_t *f, pack_fn pack, unpack_fn unpack)
         MPI_Wait(&f->reqs[n + q], MPI_STATUS_IGNORE);
 }
 
-/* ownership-passing.txt §3.5: one buffer per block from this rank's pool, packed and
+/* The OPI paper, §3.5: one buffer per block from this rank's pool, packed and
  * given away; taken blocks unpacked as they arrive and freed into this rank's pool. */
 static void exchange_opi(fft_t *f, pack_fn pack, unpack_fn unpack)
 {

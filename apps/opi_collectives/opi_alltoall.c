@@ -1,4 +1,4 @@
-/* opi_alltoall.c: all-to-all by ownership passing (ownership-passing.txt §3.5: a
+/* opi_alltoall.c: all-to-all by ownership passing (the OPI paper, §3.5: a
  * scatter and a gather at once), as an example that checks itself against
  * MPI_Alltoall. Every rank posts one OPI_Itake per peer, then for each peer allocates
  * a buffer, packs it and gives it away; buffers are unpacked in the order they arrive

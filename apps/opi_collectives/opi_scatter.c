@@ -1,4 +1,4 @@
-/* opi_scatter.c: the scatter of ownership-passing.txt §3.5 (Figure 9), as an example
+/* opi_scatter.c: the scatter of the OPI paper, §3.5 (Figure 9), as an example
  * that checks itself. Instead of one send buffer cut in parts (MPI_Scatter), the root
  * packs one OPI buffer per rank and gives each away with OPI_Igive; every rank takes
  * its own part, unpacks it and frees it into its own pool -- no rank waits for any

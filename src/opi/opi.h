@@ -1,4 +1,4 @@
-/* opi.h: ownership passing (ownership-passing.txt §3), internal to src/opi.
+/* opi.h: ownership passing (the OPI paper, §3), internal to src/opi.
  * An OPI buffer is [opi_hdr_t, 64 B][data]: the header says whose the buffer is and
  * in which state. Between ranks of one node only the data pointer travels; to other
  * nodes (and under HMPI_DISABLE=1) the contents do. Every OPI message travels on a

@@ -1,4 +1,4 @@
-/* pool.c: OPI buffers and the per-rank pools (ownership-passing.txt §3.2, "receiver's
+/* pool.c: OPI buffers and the per-rank pools (the OPI paper, §3.2, "receiver's
  * pool"). A freed buffer goes to the pool of the rank that frees it, whichever slice it
  * lies in, and serves that rank's next OPI_Alloc of its size class. Past the limits
  * (HMPI_OPI_POOL_DEPTH buffers per class, HMPI_OPI_POOL_MAX bytes) a buffer is trimmed:

@@ -1,4 +1,4 @@
-/* engine.c: matching and progress for peers on this node (hybrid-mpi.txt §4.1).
+/* engine.c: matching and progress for peers on this node (the Hybrid MPI paper, §4.1).
  * Senders push envelopes on the receiver's shared incoming queue; the receiver moves
  * them, oldest first, onto its private lists: matched against posted receives, else
  * kept as unexpected. Both lists are in arrival/post order, so the first match is the

@@ -63,7 +63,7 @@ opi_test(opi_threads)
 target_link_libraries(opi_threads PRIVATE Threads::Threads)
 opi_variant(opi_threads disabled RANKS 2 4 NODE_SIZES 0 ENV HMPI_DISABLE=1)
 
-# The collective patterns of ownership-passing.txt §3.5, as shipped in apps/.
+# The collective patterns of the OPI paper, §3.5, as shipped in apps/.
 set(_opi_apps ${PROJECT_SOURCE_DIR}/apps/opi_collectives)
 opi_test(opi_scatter SOURCES ${_opi_apps}/opi_scatter.c)
 opi_test(opi_alltoall SOURCES ${_opi_apps}/opi_alltoall.c)

@@ -16,7 +16,9 @@
  * habits are accepted as well, MPI_SUCCESS written where the standard says nothing is:
  * MPICH 4.0.2 writes it in MPI_Probe, MPI_Iprobe and MPI_Sendrecv_replace, and both
  * MPICH and Open MPI 4.1 in every status of a successful Waitall, Testall, Waitsome or
- * Testsome. Where HMPI serves the call itself the standard's rule holds exactly. */
+ * Testsome, MPICH 4.2 in the empty status of an inactive persistent request (the
+ * standard's empty status has error = MPI_SUCCESS, §3.7.3). Where HMPI serves the call
+ * itself the standard's rule holds exactly. */
 #include "p2p_common.h"
 
 #define SEED 0x57A7E5ull
@@ -197,7 +199,8 @@ static void singles(int peer)
     check_st(&st, peer, 35, 48, "MPI_Wait on a persistent receive");
     fresh(&st);
     P2P_OK(MPI_Wait(&pr, &st));
-    check_sentinel(&st, "MPI_Wait on an inactive persistent request");
+    if (!(lenient && st.MPI_ERROR == MPI_SUCCESS)) /* MPICH 4.2 writes it in an empty status */
+        check_sentinel(&st, "MPI_Wait on an inactive persistent request");
     CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG,
           "inactive request: source %d tag %d", st.MPI_SOURCE, st.MPI_TAG);
     P2P_OK(MPI_Request_free(&pr));
