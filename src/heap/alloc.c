@@ -224,8 +224,19 @@ static void *big_alloc(mi_heap_t *h, size_t n, size_t align)
 
 /* ---- the allocation functions ----------------------------------------------------------- */
 
+/* glibc's malloc aligns every block to 16 bytes; mimalloc aligns blocks of up to 8 bytes
+ * to 8 only (which C17 allows). Programs and the MPI below come to depend on glibc's
+ * rule: MPICH 4.0.2 over UCX takes the base of a window from UCX's registration, 16-byte
+ * aligned, so a window over an 8-byte block has every operation land 8 bytes before it
+ * (docs/design.md). Requests under 16 bytes therefore take 16, and alignments under 16
+ * become 16: every block is aligned as glibc's would be. */
+enum { GLIBC_ALIGN = 16 };
+
+static inline size_t glibc_size(size_t n) { return n < GLIBC_ALIGN ? GLIBC_ALIGN : n; }
+
 void *hmpi_heap_malloc(size_t n)
 {
+    n = glibc_size(n);
     mi_heap_t *h = shared_heap();
     void *p = NULL;
     if (__builtin_expect(n >= (h ? shared_big_min() : private_big_min), 0))
@@ -244,6 +255,10 @@ void *hmpi_heap_calloc(size_t count, size_t size)
     size_t n;
     if (__builtin_mul_overflow(count, size, &n))
         return mi_calloc(count, size); /* NULL, ENOMEM */
+    if (n < GLIBC_ALIGN) {
+        count = 1;
+        size = n = GLIBC_ALIGN;
+    }
     if (__builtin_expect(n >= (h ? shared_big_min() : private_big_min), 0))
         p = big_alloc(h, n, 0); /* reads zero */
     else if (h != NULL)
@@ -275,6 +290,7 @@ static void *realloc_big(mi_heap_t *h, void *old, size_t n)
 
 void *hmpi_heap_realloc(void *old, size_t n)
 {
+    n = glibc_size(n);
     mi_heap_t *h = shared_heap();
     tsan_freeing();
     if (__builtin_expect(n >= (h ? shared_big_min() : private_big_min) || big_owner(old) != NULL, 0))
@@ -310,6 +326,8 @@ void *hmpi_heap_aligned(size_t align, size_t n)
     /* The _at variants: mimalloc 2.0.9's mi_(heap_)malloc_aligned misalign power-of-two
      * sizes of 256..1024 B (microsoft/mimalloc#700); tests/unit/malloc_stress checks.
      * mimalloc over-allocates by the alignment, which counts towards its block size. */
+    n = glibc_size(n);
+    align = align < GLIBC_ALIGN ? GLIBC_ALIGN : align;
     mi_heap_t *h = shared_heap();
     void *p = NULL;
     size_t span = n + (align > 16 ? align : 0);

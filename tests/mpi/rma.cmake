@@ -13,6 +13,8 @@
 #                segments, one process, alloc_shared_noncontig
 #   rma_halo     a halo exchange in fence, PSCW, lock_all and load/store (MPI SHM) modes
 #   rma_errors   epoch misuse raises MPI_ERR_RMA_SYNC through the window's handler
+#   rma_small    windows over malloc'ed blocks of 4 to 16 bytes: MPI_WIN_BASE is the
+#                buffer, accumulates, puts and gets land in it
 # The _nocma variants forbid process_vm_readv/writev (HMPI_CMA=0): windows over private
 # memory then go through the MPI below, and their synchronization with them.
 set(_rma_dir ${CMAKE_CURRENT_LIST_DIR})
@@ -66,6 +68,7 @@ rma_test(rma_errors TIMEOUT 60)
 # Open MPI 4.1.4's osc/rdma returns wrong data in MPI_Get_accumulate into a result buffer
 # at MPI_BOTTOM (a type of two runs), without HMPI too: its sm and pt2pt carry these.
 rma_test(rma_bottom TIMEOUT 120 ENV ${_rma_atomic_env})
+rma_test(rma_small  TIMEOUT 120)
 
 # rma_large: MPI 4's large-count one-sided calls (MPICH only: Open MPI 4.1 has none),
 # on the real node; HMPI_STATS must show every rank's operations on HMPI's windows

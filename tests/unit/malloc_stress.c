@@ -125,11 +125,12 @@ static void make(blk_t *b, rng_t *r)
     b->fam = how < 6 ? FAM_LIBC : FAM_HMPI;
     b->seed = atomic_fetch_add(&next_seed, 1);
     int zeroed = 0;
-    /* malloc's alignment: max_align_t (16) from 16 B up, the pointer size below. */
-    size_t natural = n >= 16 ? 16 : 8;
+    /* HMPI's malloc aligns to 16 B for every size, as glibc's (src/heap/alloc.c); a
+     * sanitizer's malloc to max_align_t (16) from 16 B up, the pointer size below. */
+    size_t natural = 16, libc = INTERPOSED || n >= 16 ? 16 : 8;
     switch (how) {
-    case 0: what = "malloc"; b->p = malloc(n); align = natural; break;
-    case 1: what = "calloc"; b->p = calloc(n, 1); zeroed = 1; align = natural; break;
+    case 0: what = "malloc"; b->p = malloc(n); align = libc; break;
+    case 1: what = "calloc"; b->p = calloc(n, 1); zeroed = 1; align = libc; break;
     case 2:
         what = "posix_memalign";
         b->p = NULL;
@@ -161,6 +162,9 @@ static void resize(blk_t *b, rng_t *r)
     verify(b, "before realloc");
     void *q = b->fam == FAM_LIBC ? realloc(b->p, n) : hmpi_heap_realloc(b->p, n);
     CHECK(q != NULL, "realloc(%zu -> %zu) failed", old, n);
+    size_t align = b->fam == FAM_HMPI || INTERPOSED || n >= 16 ? 16 : 8;
+    CHECK((uintptr_t)q % align == 0, "realloc(%zu -> %zu): %p is not aligned to %zu", old, n,
+          q, align);
     int moved = q != b->p;
     b->p = q;
     b->n = n;
