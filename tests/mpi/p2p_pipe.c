@@ -6,6 +6,7 @@
  * Sizes straddle chunk boundaries of the chunk sizes the tests run with (1000, 4 KiB).
  * Standard MPI only: passes on any correct MPI. */
 #include "p2p_common.h"
+#include "same_node.h"
 
 #define SEED 0x919Eu
 #define MAX_SIZE ((1u << 20) + 3)
@@ -67,17 +68,7 @@ static void ring(void)
 /* Is rank r of MPI_COMM_WORLD on this (possibly simulated) node, with HMPI active? */
 static int hmpi_local(int r)
 {
-    MPI_Comm node;
-    MPI_Group wg, ng;
-    int in_node = MPI_UNDEFINED;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_group(MPI_COMM_WORLD, &wg);
-    MPI_Comm_group(node, &ng);
-    MPI_Group_translate_ranks(wg, 1, &r, ng, &in_node);
-    MPI_Group_free(&wg);
-    MPI_Group_free(&ng);
-    MPI_Comm_free(&node);
-    return in_node != MPI_UNDEFINED && p2p_shared(sbuf) >= 0;
+    return same_node(r) && p2p_shared(sbuf) >= 0;
 }
 
 /* MPICH 4.0.2 may raise a receive's truncation on the default handler, not its

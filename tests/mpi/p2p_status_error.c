@@ -20,6 +20,7 @@
  * standard's empty status has error = MPI_SUCCESS, §3.7.3). Where HMPI serves the call
  * itself the standard's rule holds exactly. */
 #include "p2p_common.h"
+#include "same_node.h"
 
 #define SEED 0x57A7E5ull
 enum { SENT = 0x5E471 }; /* no MPI's error code */
@@ -76,19 +77,7 @@ static unsigned char sbuf[4][BIG], rbuf[4][BIG];
  * (HMPI's MPI_Comm_split_type gives the simulated node). */
 static int lenient_for(int peer)
 {
-    if (!hmpi_on)
-        return 1;
-    MPI_Comm node;
-    MPI_Group g, wg;
-    int in = MPI_UNDEFINED;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_group(node, &g);
-    MPI_Comm_group(MPI_COMM_WORLD, &wg);
-    MPI_Group_translate_ranks(wg, 1, &peer, g, &in);
-    MPI_Group_free(&g);
-    MPI_Group_free(&wg);
-    MPI_Comm_free(&node);
-    return in == MPI_UNDEFINED;
+    return !hmpi_on || !same_node(peer);
 }
 
 /* Each single-completion call against peer. Both sides run the same sequence. */

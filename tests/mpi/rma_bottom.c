@@ -10,6 +10,7 @@
  * kind, to the next rank (on another simulated node under HMPI_NODE_SIZE=2 for some).
  * Every int of origin, result and target is checked. */
 #include "rma_common.h"
+#include "same_node.h"
 
 #include <stdio.h>
 
@@ -231,19 +232,7 @@ int HMPI_Active(void) __attribute__((weak));
  * (simulated) node, as HMPI's MPI_Comm_split_type says. */
 static int below_carries(int peer)
 {
-    if (!HMPI_Active || !HMPI_Active())
-        return 1;
-    MPI_Comm node;
-    MPI_Group g, wg;
-    int in = MPI_UNDEFINED;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_group(node, &g);
-    MPI_Comm_group(MPI_COMM_WORLD, &wg);
-    MPI_Group_translate_ranks(wg, 1, &peer, g, &in);
-    MPI_Group_free(&g);
-    MPI_Group_free(&wg);
-    MPI_Comm_free(&node);
-    return in == MPI_UNDEFINED;
+    return !HMPI_Active || !HMPI_Active() || !same_node(peer);
 }
 #endif
 
