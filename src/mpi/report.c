@@ -175,12 +175,13 @@ static const char *grouped(uint64_t v, char *buf)
     return buf;
 }
 
-/* Nanoseconds as milliseconds with three decimals, "12.345 ms". */
+/* Nanoseconds as milliseconds with three decimals, "12.345 ms", into buf[MILLIS_LEN]. */
+enum { MILLIS_LEN = 48 };
 static const char *millis(uint64_t ns, char *buf)
 {
     uint64_t us = (ns + 500) / 1000;
     char g[40];
-    sprintf(buf, "%s.%03" PRIu64 " ms", grouped(us / 1000, g), us % 1000);
+    snprintf(buf, MILLIS_LEN, "%s.%03" PRIu64 " ms", grouped(us / 1000, g), us % 1000);
     return buf;
 }
 
@@ -205,7 +206,7 @@ static void table(text_t *t, const uint64_t *all, int nranks, int nnodes, const 
     uint64_t *v = malloc(sizeof *v * (size_t)nranks), sp[3];
     if (!v)
         return;
-    char a[40], b[40], c[40], d[40], e[40];
+    char a[40], b[MILLIS_LEN], c[MILLIS_LEN], d[MILLIS_LEN], e[MILLIS_LEN];
     put(t, "stats for the job at MPI_Finalize: %d ranks, %d node%s, HMPI %s\n", nranks,
         nnodes, nnodes == 1 ? "" : "s", state);
     uint64_t total_bytes = 0;
