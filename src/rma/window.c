@@ -18,29 +18,11 @@
 
 /* ---- the table ------------------------------------------------------------------------ */
 
-enum { NBUCKETS = 64 };
-
-static hmpi_win_t *buckets[NBUCKETS];
-
-static unsigned bucket_of(MPI_Win win)
-{
-    uintptr_t v = (uintptr_t)win;
-    v ^= v >> 17;
-    v *= 0x9E3779B97F4A7C15ULL;
-    return (unsigned)(v >> 58) % NBUCKETS;
-}
-
-hmpi_win_t *hmpi_win_get(MPI_Win win)
-{
-    for (hmpi_win_t *w = buckets[bucket_of(win)]; w; w = w->next)
-        if (w->handle == win)
-            return w;
-    return NULL;
-}
+hmpi_win_t *hmpi_win_table[HMPI_WIN_BUCKETS];
 
 static void forget(hmpi_win_t *w)
 {
-    for (hmpi_win_t **pp = &buckets[bucket_of(w->handle)]; *pp; pp = &(*pp)->next) {
+    for (hmpi_win_t **pp = &hmpi_win_table[hmpi_win_bucket(w->handle)]; *pp; pp = &(*pp)->next) {
         if (*pp == w) {
             *pp = w->next;
             return;
@@ -223,9 +205,9 @@ int hmpi_rma_install(hmpi_win_t *w, MPI_Win win)
 {
     w->handle = win;
     PMPI_Win_get_group(win, &w->group);
-    unsigned b = bucket_of(win);
-    w->next = buckets[b];
-    buckets[b] = w;
+    unsigned b = hmpi_win_bucket(win);
+    w->next = hmpi_win_table[b];
+    hmpi_win_table[b] = w;
     hmpi_stat_add(HMPI_STAT_rma_windows, 1);
     return MPI_SUCCESS;
 }
@@ -398,16 +380,6 @@ HMPI_PMPI(Win_get_attr)
 
 /* ---- statistics ------------------------------------------------------------------------- */
 
-void hmpi_rma_count_local(int kind, size_t bytes, int cma)
-{
-    static const hmpi_stat_t ops[] = {HMPI_STAT_rma_puts_local, HMPI_STAT_rma_gets_local,
-                                      HMPI_STAT_rma_accs_local};
-    hmpi_stat_add(ops[kind], 1);
-    hmpi_stat_add(HMPI_STAT_rma_bytes_local, bytes);
-    if (cma)
-        hmpi_stat_add(HMPI_STAT_rma_cma, 1);
-}
-
 void hmpi_rma_count_below(int kind, int count, MPI_Datatype type)
 {
     static const hmpi_stat_t ops[] = {HMPI_STAT_rma_puts_remote, HMPI_STAT_rma_gets_remote,
@@ -432,10 +404,10 @@ int hmpi_rma_init(void)
  * memory and control blocks stay in the region, which lives as long as the process. */
 void hmpi_rma_finalize(void)
 {
-    for (int b = 0; b < NBUCKETS; b++) {
-        while (buckets[b]) {
-            hmpi_win_t *w = buckets[b];
-            buckets[b] = w->next;
+    for (int b = 0; b < HMPI_WIN_BUCKETS; b++) {
+        while (hmpi_win_table[b]) {
+            hmpi_win_t *w = hmpi_win_table[b];
+            hmpi_win_table[b] = w->next;
             destroy(w);
         }
     }
