@@ -72,6 +72,7 @@ typedef struct hmpi_win_s {
     hmpi_rma_member_t *mem;    /* [size] */
     int *rank_of_wl;           /* [nlocal] */
     hmpi_rma_ctrl_t *ctrl;     /* the node's control block (shared heap) */
+    hmpi_barrier_t bar;        /* this member's side of ctrl's barrier */
     int leader;                /* this rank allocated ctrl and frees it */
     void *own_mem;             /* heap memory of Win_allocate(_shared) to free, or NULL */
     MPI_Group group;           /* the window's group, for PSCW groups */

@@ -63,9 +63,9 @@ void hmpi_rma_wait_step(const hmpi_win_t *w, hmpi_rma_wait_t *wt)
 
 void hmpi_rma_barrier(hmpi_win_t *w)
 {
-    uint32_t round = hmpi_rma_barrier_arrive(w->ctrl);
+    hmpi_barrier_arrive(&w->bar);
     hmpi_rma_wait_t wt = {{0}};
-    while (!hmpi_rma_barrier_done(w->ctrl, round))
+    while (!hmpi_barrier_poll(&w->bar))
         hmpi_rma_wait_step(w, &wt);
     hmpi_wait_end(&wt.b, HMPI_WAIT_RMA);
 }
@@ -184,6 +184,9 @@ hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint s
         for (int i = 0; i < w->nlocal; i++)
             w->mem[w->rank_of_wl[i]].wl = i;
         w->ctrl = (hmpi_rma_ctrl_t *)(uintptr_t)all[w->rank_of_wl[0]].ctrl;
+        if (w->ctrl)
+            hmpi_barrier_init(&w->bar, hmpi_rma_barrier_flags(w->ctrl), (uint32_t)w->nlocal,
+                              (uint32_t)w->wl);
         w->dynamic = flavor == MPI_WIN_FLAVOR_DYNAMIC;
         /* A dynamic window's targets are addresses, known one operation at a time: it
          * is accelerated only when every member can be reached without the below (the
