@@ -7,6 +7,7 @@
 #ifndef HMPI_RMA_CTRL_H
 #define HMPI_RMA_CTRL_H
 
+#include "../shm/barrier.h"
 #include "../shm/ctrl.h"
 
 #include <assert.h>
@@ -16,23 +17,16 @@
 #include <stdint.h>
 
 /* Layout (n = local members, indexed by their order in the window's group, "wl"):
- *   header                    3 lines: arrived, round, departed (+ read-only geometry)
+ *   header                    1 line: departed (+ read-only geometry)
  *   tsync[n]                  2 lines per target: its rw lock, its accumulate lock
  *   post[n] rows              row T: post[T][O] for every O, written by T only
  *   done[n] rows              row O: done[O][T] for every T, written by O only
+ *   barrier                   the flags of a dissemination barrier (shm/barrier.h)
  * Rows are padded to whole lines so that each has one writer.
  *
- * Barrier (fence, Win_free). Centralized, counting rounds:
- *   - a member reads round (acquire), then fetch_adds arrived (acq_rel);
- *   - the one that brings arrived to n stores arrived = 0 (relaxed) and then
- *     increments round (release); the others wait until round differs from what they
- *     read. round cannot move between a member's read and its arrival: the round needs
- *     every arrival, this one included. The next round's arrivals come after their
- *     member saw the increment (acquire), hence after the reset to 0.
- *   - every arrival is a release RMW on arrived, so the last arriver's acquire RMW
- *     reads a release sequence containing all of them: whatever a member stored before
- *     arriving (direct puts, local stores) happens before the increment of round, and so
- *     before every member's return.
+ * Barrier (fence, Win_free): shm/barrier.h, whose release/acquire chain makes whatever
+ * a member stored before arriving (direct puts, local stores) visible to every member
+ * after it; ceil(log2 n) line transfers on its critical path.
  * Departure (Win_free): after the last barrier each non-leader fetch_adds departed
  * (release) and never touches the block again; the leader frees it once departed is
  * n - 1 (acquire).
@@ -60,12 +54,11 @@
  *   Differences are compared as int32_t, so wrap-around is harmless. */
 
 typedef struct {
-    alignas(HMPI_CACHE_LINE) _Atomic uint32_t arrived; /* barrier arrivals this round */
-    alignas(HMPI_CACHE_LINE) _Atomic uint32_t round;   /* completed barrier rounds */
     alignas(HMPI_CACHE_LINE) _Atomic uint32_t departed; /* members done with the block */
     uint32_t nlocal;                                   /* written before publication */
     uint32_t row_bytes;                                /* one post/done row, padded */
     uint32_t tsync_off, post_off, done_off;            /* byte offsets from the block */
+    uint32_t barrier_off;
 } hmpi_rma_ctrl_t;
 
 typedef struct {
@@ -73,7 +66,7 @@ typedef struct {
     alignas(HMPI_CACHE_LINE) _Atomic uint32_t acc; /* accumulate lock: 0 free, 1 held */
 } hmpi_rma_tsync_t;
 
-static_assert(sizeof(hmpi_rma_ctrl_t) == 3 * HMPI_CACHE_LINE, "one line per written field");
+static_assert(sizeof(hmpi_rma_ctrl_t) == HMPI_CACHE_LINE, "one line: departed, geometry");
 static_assert(sizeof(hmpi_rma_tsync_t) == 2 * HMPI_CACHE_LINE, "rw and acc on own lines");
 
 enum { HMPI_RMA_RW_WRITER = 1, HMPI_RMA_RW_READER = 2 };
@@ -83,7 +76,8 @@ static inline size_t hmpi_rma_ctrl_size(uint32_t n)
 {
     size_t row = ((size_t)n * sizeof(uint32_t) + HMPI_CACHE_LINE - 1) / HMPI_CACHE_LINE *
                  HMPI_CACHE_LINE;
-    return sizeof(hmpi_rma_ctrl_t) + n * sizeof(hmpi_rma_tsync_t) + 2 * (size_t)n * row;
+    return sizeof(hmpi_rma_ctrl_t) + n * sizeof(hmpi_rma_tsync_t) + 2 * (size_t)n * row +
+           hmpi_barrier_size(n);
 }
 
 /* Fills a zeroed block's geometry (the leader, before it publishes the address). */
@@ -95,6 +89,7 @@ static inline void hmpi_rma_ctrl_init(hmpi_rma_ctrl_t *c, uint32_t n)
     c->tsync_off = sizeof(hmpi_rma_ctrl_t);
     c->post_off = c->tsync_off + n * (uint32_t)sizeof(hmpi_rma_tsync_t);
     c->done_off = c->post_off + n * c->row_bytes;
+    c->barrier_off = c->done_off + n * c->row_bytes;
 }
 
 static inline hmpi_rma_tsync_t *hmpi_rma_tsync(hmpi_rma_ctrl_t *c, int wl)
@@ -114,20 +109,10 @@ static inline _Atomic uint32_t *hmpi_rma_done_cell(hmpi_rma_ctrl_t *c, int o, in
 
 /* ---- barrier ------------------------------------------------------------------------ */
 
-/* Arrives; returns the round to wait on (hmpi_rma_barrier_done). */
-static inline uint32_t hmpi_rma_barrier_arrive(hmpi_rma_ctrl_t *c)
+/* The barrier's shared flags. */
+static inline void *hmpi_rma_barrier_flags(hmpi_rma_ctrl_t *c)
 {
-    uint32_t round = atomic_load_explicit(&c->round, memory_order_acquire);
-    if (atomic_fetch_add_explicit(&c->arrived, 1, memory_order_acq_rel) + 1 == c->nlocal) {
-        atomic_store_explicit(&c->arrived, 0, memory_order_relaxed);
-        atomic_fetch_add_explicit(&c->round, 1, memory_order_release);
-    }
-    return round;
-}
-
-static inline int hmpi_rma_barrier_done(hmpi_rma_ctrl_t *c, uint32_t round)
-{
-    return atomic_load_explicit(&c->round, memory_order_acquire) != round;
+    return (char *)c + c->barrier_off;
 }
 
 /* ---- reader-writer lock ------------------------------------------------------------- */

@@ -7,6 +7,8 @@
 #include "../mpi/check.h"
 #include "../p2p/p2p.h"
 
+#include <string.h>
+
 typedef struct {
     const void *addr;
     int count;
@@ -32,17 +34,64 @@ static int move_local(hmpi_win_t *w, int kind, const side_t *o, int target, MPI_
     return err;
 }
 
+/* The common case, checked in one pass without a call: a target in the shared heap,
+ * the same committed contiguous type and count on both sides, inside an access epoch
+ * and inside the window. Anything else (zero bytes, every error, CMA, the MPI below, a
+ * dynamic window, MPI_BOTTOM) returns 0 and takes the full path, which gives the same
+ * answer. The type cache is never filled under MPI_THREAD_MULTIPLE, so then neither is
+ * this path taken. */
+typedef struct {
+    char *target; /* the first byte in the target */
+    MPI_Aint lb;  /* the first byte in the origin buffer is at addr + lb */
+    size_t bytes;
+} direct_t;
+
+static inline int direct(const hmpi_win_t *w, const void *oaddr, int count, MPI_Datatype otype,
+                         int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                         direct_t *d)
+{
+    if (otype != ttype || count != tcount || count <= 0 || !oaddr ||
+        (unsigned)target >= (unsigned)w->size || w->dynamic)
+        return 0;
+    if (!w->lock_all && !w->fence && !w->acc[target]) /* hmpi_rma_check_access, active */
+        return 0;
+    const hmpi_rma_member_t *m = &w->mem[target];
+    const hmpi_type_entry_t *e = hmpi_type_slot(otype);
+    if (m->path != HMPI_RMA_DIRECT || e->handle != otype || !e->valid ||
+        !(count == 1 ? e->dense : e->packed))
+        return 0;
+    size_t bytes = e->size * (size_t)count;
+    MPI_Aint off = disp * m->disp_unit + e->lb; /* hmpi_rma_region's range check */
+    if (bytes == 0 || disp < 0 || off < 0 || off + (MPI_Aint)bytes > (MPI_Aint)m->size)
+        return 0;
+    *d = (direct_t){m->base + off, e->lb, bytes};
+    return 1;
+}
+
+/* A direct operation's copy: the sizes of one or two basic elements inline (the 8-byte put
+ * costs about a third less than through memcpy's call), memcpy otherwise. */
+static inline void copy(void *dst, const void *src, size_t n)
+{
+    switch (n) {
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, n);
+    }
+}
+
 static MPI_Request done_request(void)
 {
     return hmpi_req_done(0);
 }
 
-int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, int target_count,
-            MPI_Datatype target_datatype, MPI_Win win)
+/* MPI_Put past the direct case: checks, the MPI below, CMA, derived types. */
+__attribute__((noinline)) static int put_full(hmpi_win_t *w, const void *origin_addr,
+                                               int origin_count, MPI_Datatype origin_datatype,
+                                               int target_rank, MPI_Aint target_disp,
+                                               int target_count, MPI_Datatype target_datatype,
+                                               MPI_Win win)
 {
-    HMPI_ENTER("MPI_Put");
-    hmpi_win_t *w = hmpi_win_get(win);
     int check = w ? hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank,
                                    w->size, target_count, target_datatype)
                   : MPI_SUCCESS;
@@ -68,14 +117,33 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
     return hmpi_raise_win(win, move_local(w, HMPI_RMA_PUT, &o, target_rank, target_disp,
                                           target_count, target_datatype), "MPI_Put");
 }
-HMPI_PMPI(Put)
 
-int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
             int target_rank, MPI_Aint target_disp, int target_count,
             MPI_Datatype target_datatype, MPI_Win win)
 {
-    HMPI_ENTER("MPI_Get");
+    HMPI_ENTER("MPI_Put");
     hmpi_win_t *w = hmpi_win_get(win);
+    direct_t d;
+    if (__builtin_expect(w && direct(w, origin_addr, origin_count, origin_datatype,
+                                     target_rank, target_disp, target_count,
+                                     target_datatype, &d), 1)) {
+        copy(d.target, (const char *)origin_addr + d.lb, d.bytes);
+        hmpi_rma_count_local(HMPI_RMA_PUT, d.bytes, 0);
+        return MPI_SUCCESS;
+    }
+    return put_full(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win);
+}
+HMPI_PMPI(Put)
+
+/* MPI_Get past the direct case: checks, the MPI below, CMA, derived types. */
+__attribute__((noinline)) static int get_full(hmpi_win_t *w, void *origin_addr,
+                                               int origin_count, MPI_Datatype origin_datatype,
+                                               int target_rank, MPI_Aint target_disp,
+                                               int target_count, MPI_Datatype target_datatype,
+                                               MPI_Win win)
+{
     int check = w ? hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank,
                                    w->size, target_count, target_datatype)
                   : MPI_SUCCESS;
@@ -100,6 +168,24 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
     side_t o = {origin_addr, origin_count, origin_datatype};
     return hmpi_raise_win(win, move_local(w, HMPI_RMA_GET, &o, target_rank, target_disp,
                                           target_count, target_datatype), "MPI_Get");
+}
+
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win)
+{
+    HMPI_ENTER("MPI_Get");
+    hmpi_win_t *w = hmpi_win_get(win);
+    direct_t d;
+    if (__builtin_expect(w && direct(w, origin_addr, origin_count, origin_datatype,
+                                     target_rank, target_disp, target_count,
+                                     target_datatype, &d), 1)) {
+        copy((char *)origin_addr + d.lb, d.target, d.bytes);
+        hmpi_rma_count_local(HMPI_RMA_GET, d.bytes, 0);
+        return MPI_SUCCESS;
+    }
+    return get_full(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win);
 }
 HMPI_PMPI(Get)
 

@@ -17,6 +17,7 @@
 #define HMPI_RMA_H
 
 #include "ctrl.h"
+#include "../common/hidden.h"
 #include "../mpi/datatype.h"
 #include "../shm/wait.h"
 
@@ -71,6 +72,7 @@ typedef struct hmpi_win_s {
     hmpi_rma_member_t *mem;    /* [size] */
     int *rank_of_wl;           /* [nlocal] */
     hmpi_rma_ctrl_t *ctrl;     /* the node's control block (shared heap) */
+    hmpi_barrier_t bar;        /* this member's side of ctrl's barrier */
     int leader;                /* this rank allocated ctrl and frees it */
     void *own_mem;             /* heap memory of Win_allocate(_shared) to free, or NULL */
     MPI_Group group;           /* the window's group, for PSCW groups */
@@ -91,8 +93,27 @@ typedef struct hmpi_win_s {
     struct hmpi_win_s *next;   /* hash chain */
 } hmpi_win_t;
 
-/* The state of win, or NULL when HMPI does not accelerate it (every call passes). */
-hmpi_win_t *hmpi_win_get(MPI_Win win);
+/* The window table (window.c): hash chains keyed by the below's handle. */
+enum { HMPI_WIN_BUCKETS = 64 };
+extern HMPI_HIDDEN hmpi_win_t *hmpi_win_table[HMPI_WIN_BUCKETS];
+
+static inline unsigned hmpi_win_bucket(MPI_Win win)
+{
+    uintptr_t v = (uintptr_t)win;
+    v ^= v >> 17;
+    v *= 0x9E3779B97F4A7C15ULL;
+    return (unsigned)(v >> 58) % HMPI_WIN_BUCKETS;
+}
+
+/* The state of win, or NULL when HMPI does not accelerate it (every call passes).
+ * Inline: MPI_Put and MPI_Get of 8 bytes cost a few dozen instructions in all. */
+static inline hmpi_win_t *hmpi_win_get(MPI_Win win)
+{
+    for (hmpi_win_t *w = hmpi_win_table[hmpi_win_bucket(win)]; w; w = w->next)
+        if (w->handle == win)
+            return w;
+    return NULL;
+}
 
 /* ---- creation steps shared by the window constructors (window.c) ---------------------- */
 
@@ -206,7 +227,17 @@ void hmpi_rma_acc_unlock(hmpi_win_t *w, int wl);
 
 enum { HMPI_RMA_PUT, HMPI_RMA_GET, HMPI_RMA_ACC };
 /* An operation done by this rank on a local target (cma: through process_vm_*). */
-void hmpi_rma_count_local(int kind, size_t bytes, int cma);
+static inline void hmpi_rma_count_local(int kind, size_t bytes, int cma)
+{
+    if (!hmpi_stats_counting()) /* one test when off (the direct put's hot path) */
+        return;
+    static const hmpi_stat_t ops[] = {HMPI_STAT_rma_puts_local, HMPI_STAT_rma_gets_local,
+                                      HMPI_STAT_rma_accs_local};
+    hmpi_stat_add(ops[kind], 1);
+    hmpi_stat_add(HMPI_STAT_rma_bytes_local, bytes);
+    if (cma)
+        hmpi_stat_add(HMPI_STAT_rma_cma, 1);
+}
 /* An operation handed to the MPI below: count elements of type. */
 void hmpi_rma_count_below(int kind, int count, MPI_Datatype type);
 

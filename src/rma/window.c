@@ -18,29 +18,11 @@
 
 /* ---- the table ------------------------------------------------------------------------ */
 
-enum { NBUCKETS = 64 };
-
-static hmpi_win_t *buckets[NBUCKETS];
-
-static unsigned bucket_of(MPI_Win win)
-{
-    uintptr_t v = (uintptr_t)win;
-    v ^= v >> 17;
-    v *= 0x9E3779B97F4A7C15ULL;
-    return (unsigned)(v >> 58) % NBUCKETS;
-}
-
-hmpi_win_t *hmpi_win_get(MPI_Win win)
-{
-    for (hmpi_win_t *w = buckets[bucket_of(win)]; w; w = w->next)
-        if (w->handle == win)
-            return w;
-    return NULL;
-}
+hmpi_win_t *hmpi_win_table[HMPI_WIN_BUCKETS];
 
 static void forget(hmpi_win_t *w)
 {
-    for (hmpi_win_t **pp = &buckets[bucket_of(w->handle)]; *pp; pp = &(*pp)->next) {
+    for (hmpi_win_t **pp = &hmpi_win_table[hmpi_win_bucket(w->handle)]; *pp; pp = &(*pp)->next) {
         if (*pp == w) {
             *pp = w->next;
             return;
@@ -81,9 +63,9 @@ void hmpi_rma_wait_step(const hmpi_win_t *w, hmpi_rma_wait_t *wt)
 
 void hmpi_rma_barrier(hmpi_win_t *w)
 {
-    uint32_t round = hmpi_rma_barrier_arrive(w->ctrl);
+    hmpi_barrier_arrive(&w->bar);
     hmpi_rma_wait_t wt = {{0}};
-    while (!hmpi_rma_barrier_done(w->ctrl, round))
+    while (!hmpi_barrier_poll(&w->bar))
         hmpi_rma_wait_step(w, &wt);
     hmpi_wait_end(&wt.b, HMPI_WAIT_RMA);
 }
@@ -202,6 +184,9 @@ hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint s
         for (int i = 0; i < w->nlocal; i++)
             w->mem[w->rank_of_wl[i]].wl = i;
         w->ctrl = (hmpi_rma_ctrl_t *)(uintptr_t)all[w->rank_of_wl[0]].ctrl;
+        if (w->ctrl)
+            hmpi_barrier_init(&w->bar, hmpi_rma_barrier_flags(w->ctrl), (uint32_t)w->nlocal,
+                              (uint32_t)w->wl);
         w->dynamic = flavor == MPI_WIN_FLAVOR_DYNAMIC;
         /* A dynamic window's targets are addresses, known one operation at a time: it
          * is accelerated only when every member can be reached without the below (the
@@ -223,9 +208,9 @@ int hmpi_rma_install(hmpi_win_t *w, MPI_Win win)
 {
     w->handle = win;
     PMPI_Win_get_group(win, &w->group);
-    unsigned b = bucket_of(win);
-    w->next = buckets[b];
-    buckets[b] = w;
+    unsigned b = hmpi_win_bucket(win);
+    w->next = hmpi_win_table[b];
+    hmpi_win_table[b] = w;
     hmpi_stat_add(HMPI_STAT_rma_windows, 1);
     return MPI_SUCCESS;
 }
@@ -398,16 +383,6 @@ HMPI_PMPI(Win_get_attr)
 
 /* ---- statistics ------------------------------------------------------------------------- */
 
-void hmpi_rma_count_local(int kind, size_t bytes, int cma)
-{
-    static const hmpi_stat_t ops[] = {HMPI_STAT_rma_puts_local, HMPI_STAT_rma_gets_local,
-                                      HMPI_STAT_rma_accs_local};
-    hmpi_stat_add(ops[kind], 1);
-    hmpi_stat_add(HMPI_STAT_rma_bytes_local, bytes);
-    if (cma)
-        hmpi_stat_add(HMPI_STAT_rma_cma, 1);
-}
-
 void hmpi_rma_count_below(int kind, int count, MPI_Datatype type)
 {
     static const hmpi_stat_t ops[] = {HMPI_STAT_rma_puts_remote, HMPI_STAT_rma_gets_remote,
@@ -432,10 +407,10 @@ int hmpi_rma_init(void)
  * memory and control blocks stay in the region, which lives as long as the process. */
 void hmpi_rma_finalize(void)
 {
-    for (int b = 0; b < NBUCKETS; b++) {
-        while (buckets[b]) {
-            hmpi_win_t *w = buckets[b];
-            buckets[b] = w->next;
+    for (int b = 0; b < HMPI_WIN_BUCKETS; b++) {
+        while (hmpi_win_table[b]) {
+            hmpi_win_t *w = hmpi_win_table[b];
+            hmpi_win_table[b] = w->next;
             destroy(w);
         }
     }

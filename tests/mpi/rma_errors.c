@@ -72,7 +72,7 @@ static void run(wkind_t kind)
     MPI_Win_create_errhandler(counting, &eh);
     MPI_Win_set_errhandler(win, eh);
     MPI_Errhandler_free(&eh);
-    static int v = 7, res;
+    static int v = 7, res, two[2];
     MPI_Request rq;
     MPI_Group world, one, from;
     MPI_Win_get_group(win, &world);
@@ -101,6 +101,7 @@ static void run(wkind_t kind)
         EXPECT(MPI_ERR_RMA_SYNC, MPI_Win_lock_all(0, win));
         EXPECT(MPI_ERR_RMA_RANGE, MPI_Put(&v, 1, MPI_INT, t, tw_disp(&tw, t, 64), 1, MPI_INT, win));
         EXPECT(MPI_ERR_RMA_RANGE, MPI_Get(&res, 2, MPI_INT, t, tw_disp(&tw, t, 63), 2, MPI_INT, win));
+        OK(MPI_Get(two, 2, MPI_INT, t, tw_disp(&tw, t, 62), 2, MPI_INT, win)); /* the end: in */
         MPI_Op op;
         MPI_Op_create(user_op, 1, &op);
         EXPECT(MPI_ERR_OP, MPI_Accumulate(&v, 1, MPI_INT, t, 0, 1, MPI_INT, op, win));
