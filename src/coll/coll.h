@@ -6,8 +6,8 @@
 #ifndef HMPI_COLL_H
 #define HMPI_COLL_H
 
-#include "../mpi/comm.h"
-#include "../mpi/datatype.h"
+#include "../core/comm.h"
+#include "../core/datatype.h"
 #include "../common/stats.h"
 #include "../shm/ctrl.h"
 #include "../shm/wait.h"

@@ -7,9 +7,9 @@
  * every member of an allreduce gets the same bits. Across nodes (commutative ops):
  * node, leaders with the MPI below, node. */
 #include "coll.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 #include "../common/knobs.h"
-#include "../mpi/errors.h"
+#include "../core/errors.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * peers. HMPI copies a buffered message to the shared heap at once (it never waits
  * for the match), so the attached buffer only bounds how much may be outstanding:
  * a send that would not fit gets MPI_ERR_BUFFER, as the standard requires. */
-#include "errors.h"
+#include "../core/errors.h"
 #include "pt2pt.h"
 
 static size_t attached; /* bytes of the attached buffer (0: none) */

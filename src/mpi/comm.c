@@ -10,8 +10,8 @@
  *    started once the MPI below's duplication is complete; test and wait move both.
  *    Unique in the whole job, so several pending at once, or blocking ones made
  *    meanwhile, never meet it; no MAX needed. */
-#include "comm.h"
-#include "errors.h"
+#include "../core/comm.h"
+#include "../core/errors.h"
 #include "../common/knobs.h"
 #include "../heap/heap.h"
 #include "../node/node.h"

@@ -4,9 +4,9 @@
 
 #include "../common/hidden.h"
 
-#include "check.h"
-#include "comm.h"
-#include "datatype.h"
+#include "../core/check.h"
+#include "../core/comm.h"
+#include "../core/datatype.h"
 #include "../p2p/p2p.h"
 
 extern HMPI_HIDDEN int hmpi_tag_ub;

@@ -6,8 +6,8 @@
 
 #include "../common/hidden.h"
 
-#include "../mpi/comm.h"
-#include "../mpi/datatype.h"
+#include "../core/comm.h"
+#include "../core/datatype.h"
 #include "../shm/ctrl.h"
 #include "../shm/wait.h"
 #include "match.h"

@@ -17,7 +17,7 @@
 #define HMPI_RMA_H
 
 #include "ctrl.h"
-#include "../mpi/datatype.h"
+#include "../core/datatype.h"
 #include "../shm/wait.h"
 
 #include <mpi.h>

@@ -5,7 +5,7 @@
  * double, complex, derived types, user ops) goes to MPI_Reduce_local. Results are those
  * of the MPI standard's definitions: integer arithmetic wraps, logical ops give 0 or 1.
  * The accumulates of src/rma use these kernels too. No shared state in here. */
-#include "coll.h"
+#include "../coll/coll.h"
 
 #include <stdbool.h>
 #include <string.h>
