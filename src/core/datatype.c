@@ -1,19 +1,27 @@
-/* datatype.c: datatype queries for the p2p fast path, cached per handle. A handle's
- * layout never changes while it lives; MPI_Type_free drops its entry, since the MPI
- * below may hand the same handle to the next new type. And the holds of pending
- * operations on derived types, which put off the MPI below's free (datatype.h). */
+/* datatype.c: the datatype cache: the layout queries of every part's fast path, cached
+ * per handle. A handle's layout never changes while it lives; MPI_Type_free
+ * (mpi/datatype.c) drops its entry, since the MPI below may hand the same handle to the
+ * next new type. And the holds of pending operations on derived types, which put off
+ * the MPI below's free (datatype.h). */
 #include "datatype.h"
 
 #include "check.h"
 #include "../common/log.h"
-#include "../p2p/p2p.h"
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef hmpi_type_entry_t entry_t;
 
 entry_t hmpi_type_cache[HMPI_TYPE_CACHE_SIZE];
+static int threaded; /* MPI_THREAD_MULTIPLE: no cache (hmpi_type_cache_off) */
+
+void hmpi_type_cache_off(void)
+{
+    threaded = 1;
+    memset(hmpi_type_cache, 0, sizeof hmpi_type_cache);
+}
 
 /* Frees a type that MPI_Type_get_contents returned, unless it is predefined. */
 static void release(MPI_Datatype type)
@@ -103,7 +111,7 @@ int hmpi_type_learn(MPI_Datatype type, int count, hmpi_type_t *t)
     if (type == MPI_DATATYPE_NULL)
         return hmpi_err_what(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
     /* No cache across threads. */
-    entry_t fresh, *e = hmpi_p2p_threaded ? &fresh : hmpi_type_slot(type);
+    entry_t fresh, *e = threaded ? &fresh : hmpi_type_slot(type);
     /* Only committed types enter the cache, and a free drops them from it. */
     int err = hmpi_check_type(type, "datatype");
     if (err)
@@ -192,10 +200,9 @@ static hold_t *hold_find(MPI_Datatype type)
     return NULL;
 }
 
-/* Drops the cache entry of a type the MPI below frees now. */
-static void forget(MPI_Datatype type)
+void hmpi_type_forget(MPI_Datatype type)
 {
-    if (!hmpi_p2p_threaded) {
+    if (!threaded) {
         entry_t *e = hmpi_type_slot(type);
         if (e->handle == type)
             e->valid = 0;
@@ -230,55 +237,18 @@ void hmpi_type_release(MPI_Datatype type)
     int freed = h->freed;
     *h = holds[--nholds];
     if (freed) {
-        forget(type);
+        hmpi_type_forget(type);
         PMPI_Type_free(&type);
     }
 }
 
-int MPI_Type_free(MPI_Datatype *type)
+int hmpi_type_free_held(MPI_Datatype type)
 {
-    HMPI_ENTER("MPI_Type_free");
-    if (type && *type != MPI_DATATYPE_NULL) {
-        hmpi_p2p_lock();
-        hold_t *h = hold_find(*type);
-        int was_freed = h && h->freed;
-        if (h)
-            h->freed = 1;
-        hmpi_p2p_unlock();
-        if (was_freed)
-            return hmpi_raise_in(MPI_COMM_WORLD,
-                                 hmpi_err_what(MPI_ERR_TYPE, "datatype was freed already"),
-                                 "MPI_Type_free");
-        if (h) { /* pending operations use it: the last one frees it (hmpi_type_release) */
-            hmpi_check_type_freed(*type);
-            *type = MPI_DATATYPE_NULL;
-            return MPI_SUCCESS;
-        }
-        forget(*type);
-    }
-    if (type)
-        hmpi_check_type_freed(*type);
-    return PMPI_Type_free(type);
+    hold_t *h = hold_find(type);
+    if (!h)
+        return 0;
+    if (h->freed)
+        return -1;
+    h->freed = 1;
+    return 1;
 }
-HMPI_PMPI(Type_free)
-
-int MPI_Type_commit(MPI_Datatype *type)
-{
-    HMPI_ENTER("MPI_Type_commit");
-    int err = PMPI_Type_commit(type);
-    if (err == MPI_SUCCESS)
-        hmpi_check_type_committed(*type);
-    return err;
-}
-HMPI_PMPI(Type_commit)
-
-/* A duplicate of a committed type is committed (MPI-4.0 §5.1.10). */
-int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    HMPI_ENTER("MPI_Type_dup");
-    int err = PMPI_Type_dup(oldtype, newtype);
-    if (err == MPI_SUCCESS && hmpi_check_type(oldtype, "oldtype") == MPI_SUCCESS)
-        hmpi_check_type_committed(*newtype);
-    return err;
-}
-HMPI_PMPI(Type_dup)

@@ -39,7 +39,7 @@ static int start_parts(int provided)
         hmpi_tag_ub = *ub;
     hmpi_p2p_threaded = provided == MPI_THREAD_MULTIPLE;
     if (hmpi_p2p_threaded) /* no type cache across threads: what the parts' start put there goes */
-        memset(hmpi_type_cache, 0, sizeof hmpi_type_cache);
+        hmpi_type_cache_off();
     return 0;
 }
 
