@@ -12,6 +12,7 @@
 #include "../core/datatype.h"
 #include "../core/errors.h"
 #include "../core/mismatch.h"
+#include "../core/op.h"
 #include "pt2pt.h"
 #include "report.h"
 
@@ -30,6 +31,7 @@ static int start_parts(int provided)
 {
     if (hmpi_comm_init() != 0 || hmpi_p2p_init() != 0)
         return -1;
+    hmpi_op_init();
     if ((hmpi_coll_init && hmpi_coll_init() != 0) || (hmpi_rma_init && hmpi_rma_init() != 0) ||
         (hmpi_opi_init && hmpi_opi_init() != 0))
         return -1;
