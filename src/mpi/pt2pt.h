@@ -41,8 +41,4 @@ int hmpi_recv_start(hmpi_req_t *r);
  * when statistics are counted, in HMPI's loop, as a wait of family f. */
 int hmpi_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t f);
 
-/* Buffered sends to local peers (bsend.c): room in the attached buffer, as the MPI
- * standard counts it (bytes + MPI_BSEND_OVERHEAD per message). */
-int hmpi_bsend_reserve(const hmpi_type_t *t, int count);
-
 #endif
