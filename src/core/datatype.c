@@ -35,7 +35,7 @@ static void release(MPI_Datatype type)
 static int dense(MPI_Datatype type);
 
 /* A struct of up to 4 blocks, each a dense packed type from displacement 0 of its own,
- * that follow each other in memory (large.c folds a large count into one). */
+ * that follow each other in memory (mpi/large.c folds a large count into one). */
 static int dense_struct(MPI_Datatype type, int ni, int na, int nd)
 {
     enum { MAX_BLOCKS = 4 };
