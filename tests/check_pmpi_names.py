@@ -3,7 +3,7 @@
 
 Checks, with nm, that
 - the functions libhmpi.so defines under MPI_* are exactly the list HMPI_BELOW_CALLS of
-  src/mpi/below.h (a new entry point without HMPI_PMPI(name) fails here);
+  src/core/below.h (a new entry point without HMPI_PMPI(name) fails here);
 - each is weak and has a strong PMPI_* twin at the same address;
 - no object of libhmpi.a refers to one of those PMPI_* by name: HMPI's own calls to the
   MPI below go through the hmpi_below table, never to its own PMPI_* (which would call

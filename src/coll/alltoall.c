@@ -6,8 +6,8 @@
  * is in the recvbuf about to be overwritten, so it is always staged. Communicators
  * that span nodes pass to the MPI below. */
 #include "coll.h"
-#include "../mpi/check.h"
-#include "../mpi/errors.h"
+#include "../core/check.h"
+#include "../core/errors.h"
 
 /* n blocks of one side: block i is counts[i] (or count) elements of types[i] (or type)
  * at bytes[i] (w), or displs[i] extents (v), or i * count extents from buf. */

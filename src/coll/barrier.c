@@ -4,9 +4,9 @@
  * lines move instead of O(n^2)). Across nodes: fan in on each node, a barrier of the
  * MPI below among the leaders, fan out. */
 #include "coll.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 #include "../common/knobs.h"
-#include "../mpi/errors.h"
+#include "../core/errors.h"
 
 int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
 {

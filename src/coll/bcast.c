@@ -5,10 +5,10 @@
  * by a progress counter). Across nodes: the root's node first, then the leaders with
  * the MPI below, then the other nodes. */
 #include "coll.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 #include "../common/knobs.h"
 #include "../heap/heap.h"
-#include "../mpi/errors.h"
+#include "../core/errors.h"
 
 #include <string.h>
 

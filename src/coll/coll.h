@@ -6,8 +6,9 @@
 #ifndef HMPI_COLL_H
 #define HMPI_COLL_H
 
-#include "../mpi/comm.h"
-#include "../mpi/datatype.h"
+#include "../core/comm.h"
+#include "../core/datatype.h"
+#include "../core/op.h"
 #include "../common/stats.h"
 #include "../shm/ctrl.h"
 #include "../shm/wait.h"
@@ -348,18 +349,6 @@ int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
 
 /* 1 when op is commutative (predefined ops are). */
 int hmpi_coll_commutative(MPI_Op op);
-
-/* HMPI's loop for a predefined op on a basic datatype (op.c): out[i] = a[i] op b[i] for n
- * elements, out may be b. NULL when there is none (then MPI_Reduce_local). */
-typedef void (*hmpi_coll_kernel_t)(void *out, const void *a, const void *b, size_t n);
-hmpi_coll_kernel_t hmpi_coll_kernel(MPI_Op op, MPI_Datatype type);
-/* The same, and the type's size in *size_p when there is a loop. */
-hmpi_coll_kernel_t hmpi_coll_kernel_size(MPI_Op op, MPI_Datatype type, int *size_p);
-/* Bytes of a basic datatype HMPI knows by handle (extent = size, lb 0), else 0. */
-int hmpi_coll_basic_size(MPI_Datatype type);
-/* 1 for the predefined ops HMPI has loops for (all commutative). */
-int hmpi_coll_op_builtin(MPI_Op op);
-void hmpi_coll_ops_init(void);
 
 /* Applies op over slices in canonical order: dst[k] = x[0][k] op x[1][k] op ... op x[n-1][k]
  * for the elements [first, first + count), with bases x[i] in the type's layout; x[self]

@@ -292,7 +292,6 @@ void hmpi_coll_comm_free(hmpi_comm_t *c)
 int hmpi_coll_init(void)
 {
     hmpi_coll_finalizing = 0;
-    hmpi_coll_ops_init();
     return 0;
 }
 

@@ -10,8 +10,8 @@
  * On communicators that span nodes the non-v ones are hierarchical (gather_hier.c); the
  * v variants pass to the MPI below. */
 #include "coll.h"
-#include "../mpi/check.h"
-#include "../mpi/errors.h"
+#include "../core/check.h"
+#include "../core/errors.h"
 
 /* Block i of a v-collective's buffer: counts[i] (or count) elements at displs[i] (or
  * i * count) extents from buf. */

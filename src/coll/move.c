@@ -13,7 +13,7 @@ int hmpi_coll_layout(MPI_Datatype type, int count, hmpi_coll_layout_t *l)
 {
     if (count < 0)
         return MPI_ERR_COUNT;
-    int basic = hmpi_coll_basic_size(type);
+    int basic = hmpi_op_basic_size(type);
     if (basic) { /* no question to the MPI below */
         l->size = (size_t)basic * (size_t)count;
         l->extent = basic;
@@ -150,7 +150,7 @@ void *hmpi_coll_take(hmpi_coll_area_t *a, size_t n, uintptr_t like, size_t align
 
 int hmpi_coll_commutative(MPI_Op op)
 {
-    if (hmpi_coll_op_builtin(op) || op == MPI_MAXLOC || op == MPI_MINLOC)
+    if (hmpi_op_builtin(op) || op == MPI_MAXLOC || op == MPI_MINLOC)
         return 1;
     int commute = 0;
     if (PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
@@ -174,7 +174,7 @@ int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI
                            const hmpi_coll_layout_t *one, int commute)
 {
     int err = MPI_SUCCESS, step = chunk_of(one);
-    hmpi_coll_kernel_t k = hmpi_coll_kernel(op, type);
+    hmpi_op_kernel_t k = hmpi_op_kernel(op, type);
     if (k) { /* a basic type (extent = size) and a predefined op: commutative */
         size_t es = one->size;
         for (int c = 0; c < count; c += step) {

@@ -7,9 +7,9 @@
  * every member of an allreduce gets the same bits. Across nodes (commutative ops):
  * node, leaders with the MPI below, node. */
 #include "coll.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 #include "../common/knobs.h"
-#include "../mpi/errors.h"
+#include "../core/errors.h"
 
 #include <string.h>
 
@@ -251,7 +251,7 @@ static const void *small_input(const hmpi_coll_team_t *t, int i, uint64_t l, uin
  * the meeting line when it fits (coll.h), else in the slots. Same order (x1 op x0, then
  * x2 op that, ...) as the general path. */
 static int allreduce_small_basic(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf,
-                                 int count, size_t bytes, hmpi_coll_kernel_t k)
+                                 int count, size_t bytes, hmpi_op_kernel_t k)
 {
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     uint64_t l = 0, e = 0;
@@ -369,12 +369,12 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     int size, err;
-    hmpi_coll_kernel_t k;
+    hmpi_op_kernel_t k;
     /* The common case first. A kernel exists only for a predefined op on a basic type it
      * is defined for, so with a positive count and buffers that are not NULL the
      * arguments pass every check below. */
     if (s && s->mode == HMPI_COLL_FLAT && count > 0 && sendbuf && recvbuf &&
-        recvbuf != MPI_IN_PLACE && (k = hmpi_coll_kernel_size(op, type, &size))) {
+        recvbuf != MPI_IN_PLACE && (k = hmpi_op_kernel_size(op, type, &size))) {
         size_t bytes = (size_t)count * (size_t)size;
         if (bytes <= s->team.line_cap || bytes <= s->team.cap) {
             HMPI_COLL_COUNT(allreduce, 1);

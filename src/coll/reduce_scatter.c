@@ -5,8 +5,8 @@
  * temporary and writes it after everybody finished reading. Communicators that span
  * nodes pass to the MPI below. */
 #include "coll.h"
-#include "../mpi/check.h"
-#include "../mpi/errors.h"
+#include "../core/check.h"
+#include "../core/errors.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,8 +5,8 @@
  * members still read it while its recvbuf is overwritten. Communicators that span
  * nodes pass to the MPI below. */
 #include "coll.h"
-#include "../mpi/check.h"
-#include "../mpi/errors.h"
+#include "../core/check.h"
+#include "../core/errors.h"
 
 static int scan_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
                      MPI_Datatype type, MPI_Op op, int exclusive)

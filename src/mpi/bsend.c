@@ -1,64 +1,25 @@
-/* bsend.c: MPI_Buffer_attach/detach and the accounting of buffered sends to local
- * peers. HMPI copies a buffered message to the shared heap at once (it never waits
- * for the match), so the attached buffer only bounds how much may be outstanding:
- * a send that would not fit gets MPI_ERR_BUFFER, as the standard requires. */
-#include "errors.h"
+/* bsend.c: MPI_Buffer_attach/detach. The accounting of buffered sends to local peers,
+ * which the attached buffer bounds, is p2p/bsend.c's. */
+#include "../core/errors.h"
 #include "pt2pt.h"
-
-static size_t attached; /* bytes of the attached buffer (0: none) */
-static size_t used;     /* bytes held by buffered local messages not yet received */
-
-int hmpi_bsend_reserve(const hmpi_type_t *t, int count)
-{
-    size_t need = t->size * (size_t)count + MPI_BSEND_OVERHEAD;
-    hmpi_p2p_lock();
-    if (used + need > attached)
-        hmpi_p2p_progress(); /* delivered messages give their room back */
-    int ok = used + need <= attached;
-    if (ok)
-        used += need;
-    hmpi_p2p_unlock();
-    return ok ? MPI_SUCCESS : MPI_ERR_BUFFER;
-}
-
-/* Called by the engine when a buffered message has been received (lock held). */
-void hmpi_bsend_release(size_t bytes)
-{
-    used -= bytes + MPI_BSEND_OVERHEAD;
-}
 
 int MPI_Buffer_attach(void *buffer, int size)
 {
     HMPI_ENTER("MPI_Buffer_attach");
     int err = PMPI_Buffer_attach(buffer, size);
     if (err == MPI_SUCCESS)
-        attached = (size_t)size;
+        hmpi_bsend_attach((size_t)size);
     return err;
 }
 HMPI_PMPI(Buffer_attach)
 
-/* Every buffered message must be delivered before the buffer goes back. */
-static void drain(void)
-{
-    hmpi_backoff_t b = {0};
-    hmpi_p2p_lock();
-    while (used > 0) {
-        hmpi_p2p_progress();
-        hmpi_p2p_unlock();
-        hmpi_backoff(&b);
-        hmpi_p2p_lock();
-    }
-    hmpi_p2p_unlock();
-    hmpi_wait_end(&b, HMPI_WAIT_SEND);
-}
-
 int MPI_Buffer_detach(void *buffer_addr, int *size)
 {
     HMPI_ENTER("MPI_Buffer_detach");
-    drain();
+    hmpi_bsend_drain();
     int err = PMPI_Buffer_detach(buffer_addr, size);
     if (err == MPI_SUCCESS)
-        attached = 0;
+        hmpi_bsend_attach(0);
     return err;
 }
 HMPI_PMPI(Buffer_detach)
@@ -69,7 +30,7 @@ int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
     HMPI_ENTER("MPI_Buffer_attach_c");
     int err = PMPI_Buffer_attach_c(buffer, size);
     if (err == MPI_SUCCESS)
-        attached = (size_t)size;
+        hmpi_bsend_attach((size_t)size);
     return err;
 }
 HMPI_PMPI(Buffer_attach_c)
@@ -77,10 +38,10 @@ HMPI_PMPI(Buffer_attach_c)
 int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
     HMPI_ENTER("MPI_Buffer_detach_c");
-    drain();
+    hmpi_bsend_drain();
     int err = PMPI_Buffer_detach_c(buffer_addr, size);
     if (err == MPI_SUCCESS)
-        attached = 0;
+        hmpi_bsend_attach(0);
     return err;
 }
 HMPI_PMPI(Buffer_detach_c)

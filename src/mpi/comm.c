@@ -1,5 +1,5 @@
-/* comm.c: the communicator table and every intercepted constructor and destructor.
- * Contexts, two disjoint ranges:
+/* comm.c: every intercepted communicator constructor and destructor, and the contexts
+ * they agree on for the communicator table (core/comm.c). Contexts, two disjoint ranges:
  *  - blocking constructors (below IDUP_BASE): each rank counts up; a new communicator
  *    takes the MAX of its members' next values (an allreduce over it), so all members
  *    agree and no two communicators of one rank share a context. COMM_WORLD is 0 and
@@ -10,109 +10,22 @@
  *    started once the MPI below's duplication is complete; test and wait move both.
  *    Unique in the whole job, so several pending at once, or blocking ones made
  *    meanwhile, never meet it; no MAX needed. */
-#include "comm.h"
-#include "errors.h"
+#include "../core/comm.h"
+#include "../core/errors.h"
 #include "../common/knobs.h"
-#include "../heap/heap.h"
 #include "../node/node.h"
 #include "../p2p/p2p.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { NBUCKETS = 256 };
-
-static hmpi_comm_t *buckets[NBUCKETS];
-hmpi_comm_t *hmpi_comm_world;
 static uint32_t next_ctx = 2;
 
 #define IDUP_BASE 0x80000000u
 static uint32_t idup_next; /* contexts this rank handed out as a parent's rank 0; engine
                               lock (p2p.h) */
 
-static unsigned bucket_of(MPI_Comm c)
-{
-    uintptr_t v = (uintptr_t)c;
-    v ^= v >> 17;
-    v *= 0x9E3779B97F4A7C15ULL;
-    return (unsigned)(v >> 56) % NBUCKETS;
-}
-
-hmpi_comm_t *hmpi_comm_find(MPI_Comm c)
-{
-    for (hmpi_comm_t *s = buckets[bucket_of(c)]; s; s = s->next)
-        if (s->handle == c)
-            return s;
-    return NULL;
-}
-
-static hmpi_comm_t *make_state(MPI_Comm c, uint32_t ctx)
-{
-    hmpi_comm_t *s = hmpi_heap_calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->handle = c;
-    s->ctx = ctx;
-    s->refs = 1;
-    PMPI_Comm_rank(c, &s->rank);
-    PMPI_Comm_size(c, &s->size);
-    s->local_of = hmpi_heap_malloc(sizeof(int) * (size_t)s->size);
-    s->rank_of_local = hmpi_heap_malloc(sizeof(int) * (size_t)hmpi_node.size);
-    int *mine = hmpi_heap_malloc(sizeof(int) * (size_t)s->size);
-    int *inworld = hmpi_heap_malloc(sizeof(int) * (size_t)s->size);
-    if (!s->local_of || !s->rank_of_local || !mine || !inworld) {
-        hmpi_heap_free(mine);
-        hmpi_heap_free(inworld);
-        hmpi_heap_free(s->local_of);
-        hmpi_heap_free(s->rank_of_local);
-        hmpi_heap_free(s);
-        return NULL;
-    }
-    MPI_Group g, wg;
-    PMPI_Comm_group(c, &g);
-    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
-    for (int i = 0; i < s->size; i++)
-        mine[i] = i;
-    PMPI_Group_translate_ranks(g, s->size, mine, wg, inworld);
-    PMPI_Group_free(&g);
-    PMPI_Group_free(&wg);
-    for (int l = 0; l < hmpi_node.size; l++)
-        s->rank_of_local[l] = -1;
-    for (int i = 0; i < s->size; i++) {
-        int w = inworld[i];
-        int l = (w == MPI_UNDEFINED) ? -1 : hmpi_node.local_of_world[w];
-        s->local_of[i] = l;
-        if (l >= 0) {
-            s->rank_of_local[l] = i;
-            s->nlocal++;
-        } else {
-            s->has_remote = 1;
-        }
-    }
-    hmpi_heap_free(mine);
-    hmpi_heap_free(inworld);
-    return s;
-}
-
-static void insert(hmpi_comm_t *s)
-{
-    unsigned b = bucket_of(s->handle);
-    s->next = buckets[b];
-    buckets[b] = s;
-}
-
-/* State for intracommunicator c under context ctx; -1: c is not accelerated (still
- * correct: every call on it passes to the MPI below, in every member alike). */
-static int register_as(MPI_Comm c, uint32_t ctx)
-{
-    hmpi_comm_t *s = make_state(c, ctx);
-    if (!s)
-        return -1;
-    insert(s);
-    return 0;
-}
-
-int hmpi_comm_register(MPI_Comm c)
+static int hmpi_comm_register(MPI_Comm c)
 {
     if (!hmpi_node.active || c == MPI_COMM_NULL)
         return 0;
@@ -125,7 +38,7 @@ int hmpi_comm_register(MPI_Comm c)
     next_ctx = ctx + 1;
     if (ctx >= IDUP_BASE)
         return -1; /* the blocking range is used up (2^31 constructors) */
-    return register_as(c, ctx);
+    return hmpi_comm_add(c, ctx);
 }
 
 /* A context of the nonblocking range, handed out by this rank as a parent's rank 0:
@@ -140,59 +53,6 @@ static uint32_t idup_ctx_new(void)
     if (cbits <= 0 || idup_next >= (1u << cbits))
         return 0;
     return IDUP_BASE | ((uint32_t)hmpi_node.world_rank << cbits) | idup_next++;
-}
-
-static void destroy(hmpi_comm_t *s)
-{
-    hmpi_heap_free(s->local_of);
-    hmpi_heap_free(s->rank_of_local);
-    hmpi_heap_free(s->coll);
-    hmpi_heap_free(s);
-}
-
-void hmpi_comm_forget(MPI_Comm c)
-{
-    if (c == MPI_COMM_WORLD || c == MPI_COMM_NULL)
-        return;
-    hmpi_comm_t **pp = &buckets[bucket_of(c)];
-    for (; *pp; pp = &(*pp)->next) {
-        if ((*pp)->handle == c) {
-            hmpi_comm_t *s = *pp;
-            *pp = s->next;
-            hmpi_comm_unref(s);
-            return;
-        }
-    }
-}
-
-void hmpi_comm_unref(hmpi_comm_t *s)
-{
-    if (--s->refs == 0)
-        destroy(s);
-}
-
-int hmpi_comm_init(void)
-{
-    hmpi_comm_world = make_state(MPI_COMM_WORLD, 0);
-    hmpi_comm_t *self = make_state(MPI_COMM_SELF, 1);
-    if (!hmpi_comm_world || !self)
-        return -1;
-    insert(self);
-    return 0;
-}
-
-void hmpi_comm_finalize(void)
-{
-    for (int b = 0; b < NBUCKETS; b++) {
-        while (buckets[b]) {
-            hmpi_comm_t *s = buckets[b];
-            buckets[b] = s->next;
-            destroy(s);
-        }
-    }
-    if (hmpi_comm_world)
-        destroy(hmpi_comm_world);
-    hmpi_comm_world = NULL;
 }
 
 /* ---- constructors and destructors ------------------------------------------------ */
@@ -250,7 +110,7 @@ static int idup_poll(hmpi_req_t *r)
     if (err == MPI_SUCCESS && !flag)
         return 0;
     if (err == MPI_SUCCESS && d->ctx != 0)
-        register_as(d->newcomm, d->ctx);
+        hmpi_comm_add(d->newcomm, d->ctx);
     hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0);
     r->arg = NULL;
     free(d);

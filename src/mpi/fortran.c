@@ -2,7 +2,7 @@
  * intercepts, where the MPI below's Fortran bindings would bypass HMPI. Each converts
  * the Fortran handles and sentinels and calls HMPI's C MPI_* function; no algorithm.
  *
- * Open MPI's libmpi_mpifh and libmpi_usempif08 call PMPI_*, which are HMPI's (below.h),
+ * Open MPI's libmpi_mpifh and libmpi_usempif08 call PMPI_*, which are HMPI's (core/below.h),
  * but then convert the requests they get as Open MPI's own: HMPI defines their symbols
  * (mpi_send, mpi_send_, mpi_send__, MPI_SEND, the f08 mpi_send_f08_ and the same five
  * profiling names pmpi_send...) itself, ahead of Open MPI's in the symbol search order

@@ -8,10 +8,11 @@
 #include "../heap/heap.h"
 #include "../node/node.h"
 #include "../p2p/p2p.h"
-#include "comm.h"
-#include "datatype.h"
-#include "errors.h"
-#include "mismatch.h"
+#include "../core/comm.h"
+#include "../core/datatype.h"
+#include "../core/errors.h"
+#include "../core/mismatch.h"
+#include "../core/op.h"
 #include "pt2pt.h"
 #include "report.h"
 
@@ -30,6 +31,7 @@ static int start_parts(int provided)
 {
     if (hmpi_comm_init() != 0 || hmpi_p2p_init() != 0)
         return -1;
+    hmpi_op_init();
     if ((hmpi_coll_init && hmpi_coll_init() != 0) || (hmpi_rma_init && hmpi_rma_init() != 0) ||
         (hmpi_opi_init && hmpi_opi_init() != 0))
         return -1;
@@ -39,7 +41,7 @@ static int start_parts(int provided)
         hmpi_tag_ub = *ub;
     hmpi_p2p_threaded = provided == MPI_THREAD_MULTIPLE;
     if (hmpi_p2p_threaded) /* no type cache across threads: what the parts' start put there goes */
-        memset(hmpi_type_cache, 0, sizeof hmpi_type_cache);
+        hmpi_type_cache_off();
     return 0;
 }
 

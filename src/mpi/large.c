@@ -5,8 +5,8 @@
  * receive of the same data), through HMPI's own functions so that a tool above sees one
  * call. Without these, such a call would go to the MPI below and miss HMPI's matching.
  * No algorithm here. */
-#include "check.h"
-#include "errors.h"
+#include "../core/check.h"
+#include "../core/errors.h"
 #include "pt2pt.h"
 
 #include <limits.h>

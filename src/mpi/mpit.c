@@ -23,7 +23,7 @@
 #include "../common/log.h"
 #include "../common/stats.h"
 #include "../p2p/p2p.h"
-#include "errors.h"
+#include "../core/errors.h"
 #include "mpit.h"
 
 #include <limits.h>

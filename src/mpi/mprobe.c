@@ -1,7 +1,7 @@
 /* mprobe.c: matched probes. A message matched locally is taken off HMPI's unexpected
  * list and held by an MPI_Message of HMPI's own (a slot of the request table, so its
  * handle never collides with the MPI below's); a remote one is the MPI below's. */
-#include "check.h"
+#include "../core/check.h"
 #include "pt2pt.h"
 
 #include <string.h>

@@ -1,9 +1,9 @@
 /* pt2pt.c: the point-to-point entry points. Each validates its arguments as the MPI
  * standard says, then sends a message to a peer on this node through the p2p engine
  * and one to another node through the MPI below. Holds no algorithm. */
-#include "comm.h"
-#include "datatype.h"
-#include "check.h"
+#include "../core/comm.h"
+#include "../core/datatype.h"
+#include "../core/check.h"
 #include "pt2pt.h"
 #include "../common/stats.h"
 #include "../p2p/p2p.h"

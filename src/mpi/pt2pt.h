@@ -4,9 +4,9 @@
 
 #include "../common/hidden.h"
 
-#include "check.h"
-#include "comm.h"
-#include "datatype.h"
+#include "../core/check.h"
+#include "../core/comm.h"
+#include "../core/datatype.h"
 #include "../p2p/p2p.h"
 
 extern HMPI_HIDDEN int hmpi_tag_ub;
@@ -40,9 +40,5 @@ int hmpi_recv_start(hmpi_req_t *r);
 /* Waits for a request of the MPI below, keeping HMPI's engine going when it is busy;
  * when statistics are counted, in HMPI's loop, as a wait of family f. */
 int hmpi_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t f);
-
-/* Buffered sends to local peers (bsend.c): room in the attached buffer, as the MPI
- * standard counts it (bytes + MPI_BSEND_OVERHEAD per message). */
-int hmpi_bsend_reserve(const hmpi_type_t *t, int count);
 
 #endif

@@ -5,7 +5,7 @@
  * complete several write it in each status only when they return MPI_ERR_IN_STATUS
  * (MPI-4.1 §3.2.5). */
 #include "../common/stats.h"
-#include "check.h"
+#include "../core/check.h"
 #include "pt2pt.h"
 
 #include <stdint.h>

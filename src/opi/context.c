@@ -10,7 +10,7 @@
 #include "opi.h"
 #include "../common/knobs.h"
 #include "../common/log.h"
-#include "../mpi/errors.h"
+#include "../core/errors.h"
 #include "../node/node.h"
 #include "../p2p/p2p.h"
 

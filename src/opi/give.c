@@ -7,7 +7,7 @@
  * is nothing for it to wait for, and two ranks giving to each other before taking
  * cannot deadlock. */
 #include "opi.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 #include "../common/log.h"
 #include "../common/stats.h"
 #include "../shm/wait.h"

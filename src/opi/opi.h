@@ -10,7 +10,7 @@
 #define HMPI_OPI_H
 
 #include "hmpi.h"
-#include "../mpi/comm.h"
+#include "../core/comm.h"
 #include "../shm/queue.h"
 
 #include <assert.h>

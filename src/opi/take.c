@@ -14,7 +14,7 @@
  * step (under the engine lock; it takes opi_lock inside, never the other way round).
  * OPI take requests cannot be cancelled and must not be freed while active. */
 #include "opi.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 #include "../heap/heap.h"
 #include "../p2p/p2p.h"
 

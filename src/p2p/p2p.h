@@ -6,8 +6,8 @@
 
 #include "../common/hidden.h"
 
-#include "../mpi/comm.h"
-#include "../mpi/datatype.h"
+#include "../core/comm.h"
+#include "../core/datatype.h"
 #include "../shm/ctrl.h"
 #include "../shm/wait.h"
 #include "match.h"
@@ -345,8 +345,16 @@ static inline void hmpi_p2p_unlock(void)
         hmpi_p2p_unlock_slow();
 }
 
-/* Room of a delivered buffered message goes back to the attached buffer (bsend.c). */
+/* Buffered sends to local peers (bsend.c): room in the attached buffer, as the MPI
+ * standard counts it (bytes + MPI_BSEND_OVERHEAD per message); MPI_ERR_BUFFER when
+ * the message does not fit. */
+int hmpi_bsend_reserve(const hmpi_type_t *t, int count);
+/* Room of a delivered buffered message goes back to the attached buffer (lock held). */
 void hmpi_bsend_release(size_t bytes);
+/* MPI_Buffer_attach (size) and detach (0) of the MPI below succeeded. */
+void hmpi_bsend_attach(size_t size);
+/* Waits until every buffered local message is delivered (before a detach). */
+void hmpi_bsend_drain(void);
 
 int hmpi_p2p_init(void);
 void hmpi_p2p_finalize(void);

@@ -5,7 +5,7 @@
  * In a mixed window every accumulate goes to the MPI below, whose atomicity is the only
  * one origins on other nodes also respect. */
 #include "rma.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 #include "../heap/heap.h"
 #include "../p2p/p2p.h"
 

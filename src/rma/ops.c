@@ -4,7 +4,7 @@
  * target goes through the MPI below's window. Runs on the hot path: no allocation for
  * contiguous data. */
 #include "rma.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 #include "../p2p/p2p.h"
 
 #include <string.h>

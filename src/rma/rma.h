@@ -18,7 +18,7 @@
 
 #include "ctrl.h"
 #include "../common/hidden.h"
-#include "../mpi/datatype.h"
+#include "../core/datatype.h"
 #include "../shm/wait.h"
 
 #include <mpi.h>

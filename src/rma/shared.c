@@ -4,10 +4,10 @@
  * rank 0 allocates the sum and each member takes its offset; with the info key
  * alloc_shared_noncontig=true each member allocates its own segment in its own slice. */
 #include "rma.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 #include "../common/log.h"
 #include "../heap/heap.h"
-#include "../mpi/comm.h"
+#include "../core/comm.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  * local target has left the below's fence, which may still be applying the last
  * epoch's operations from other nodes. */
 #include "rma.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 
 int MPI_Win_fence(int assert, MPI_Win win)
 {

@@ -6,7 +6,7 @@
  * HMPI takes it, and before touching a local target directly makes sure it is granted
  * (implementations may defer the lock request to the first operation). */
 #include "rma.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 
 #include <stdatomic.h>
 

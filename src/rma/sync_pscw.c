@@ -6,7 +6,7 @@
  * posted never has to be inside MPI for its origins to go on. On a mixed window the
  * below's post/start/complete/wait run too, with the same groups. */
 #include "rma.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 
 /* Window ranks of the members of group, into out; MPI_ERR_GROUP when one is not a
  * member of the window. */

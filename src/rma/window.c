@@ -4,12 +4,12 @@
  * so its handle is the one the program holds. Creation and freeing are collective; the
  * operations and the synchronization live in ops.c, acc.c and sync_*.c. */
 #include "rma.h"
-#include "../mpi/check.h"
+#include "../core/check.h"
 #include "../common/knobs.h"
 #include "../common/log.h"
 #include "../common/stats.h"
 #include "../heap/heap.h"
-#include "../mpi/comm.h"
+#include "../core/comm.h"
 #include "../node/node.h"
 #include "../p2p/p2p.h"
 

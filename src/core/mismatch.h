@@ -2,8 +2,8 @@
  * one process (an Open MPI program with an MPICH build of HMPI preloaded or linked in)
  * crash in the first call that passes a handle from one to the other; these checks stop
  * such a process first, with one line that names both libraries and the fix. */
-#ifndef HMPI_MPI_MISMATCH_H
-#define HMPI_MPI_MISMATCH_H
+#ifndef HMPI_CORE_MISMATCH_H
+#define HMPI_CORE_MISMATCH_H
 
 /* Looks at every library loaded into the process: one of another MPI family than HMPI's
  * (MPICH and its kin, Open MPI) ends the process with exit status 1 after one line on

@@ -1,9 +1,9 @@
-/* comm.h: HMPI's state beside each communicator of the MPI below: the matching
- * context, where each member lives, and per-part state. A communicator HMPI does not
+/* comm.h: the communicator table (comm.c): HMPI's state beside each communicator of the
+ * MPI below: the matching context, where each member lives, and per-part state. A communicator HMPI does not
  * know (made by a call it does not intercept, or an intercommunicator) is simply not
  * accelerated: every call on it passes to the MPI below. */
-#ifndef HMPI_MPI_COMM_H
-#define HMPI_MPI_COMM_H
+#ifndef HMPI_CORE_COMM_H
+#define HMPI_CORE_COMM_H
 
 #include "../common/hidden.h"
 
@@ -34,8 +34,11 @@ static inline hmpi_comm_t *hmpi_comm_get(MPI_Comm c)
     return c == MPI_COMM_WORLD ? hmpi_comm_world : hmpi_comm_find(c);
 }
 
-/* Makes state for the new intracommunicator c (collective over c). Returns 0 or -1. */
-int hmpi_comm_register(MPI_Comm c);
+/* Makes and enters state for the intracommunicator c under context ctx, which its
+ * members agreed on (mpi/comm.c: the constructors). Not collective. Returns 0, or -1
+ * when out of memory: c is then not accelerated (still correct: every call on it passes
+ * to the MPI below, in every member alike). */
+int hmpi_comm_add(MPI_Comm c, uint32_t ctx);
 
 /* Forgets c (before the MPI below frees it); its state lives on while requests
  * still refer to it. */

@@ -5,9 +5,10 @@
  * double, complex, derived types, user ops) goes to MPI_Reduce_local. Results are those
  * of the MPI standard's definitions: integer arithmetic wraps, logical ops give 0 or 1.
  * The accumulates of src/rma use these kernels too. No shared state in here. */
-#include "coll.h"
+#include "op.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 /* The basic datatypes HMPI knows by handle (extent = size, lower bound 0). */
@@ -34,7 +35,7 @@ static void add(MPI_Datatype t, size_t size, kind_t kind)
     basics[nbasics++] = (basic_t){t, (uint8_t)size, (uint8_t)kind};
 }
 
-void hmpi_coll_ops_init(void)
+void hmpi_op_init(void)
 {
     nbasics = 0;
     add(MPI_INT, sizeof(int), K_SINT);
@@ -75,7 +76,7 @@ static const basic_t *basic_of(MPI_Datatype t)
     return NULL;
 }
 
-int hmpi_coll_basic_size(MPI_Datatype t)
+int hmpi_op_basic_size(MPI_Datatype t)
 {
     const basic_t *b = basic_of(t);
     return b ? b->size : 0;
@@ -147,7 +148,7 @@ enum { O_SUM, O_PROD, O_MAX, O_MIN, O_LAND, O_LOR, O_LXOR, O_BAND, O_BOR, O_BXOR
 
 #define ROW(P) {P##_sum, P##_prod, P##_max, P##_min, P##_land, P##_lor, P##_lxor, P##_band,   \
                 P##_bor, P##_bxor}
-static const hmpi_coll_kernel_t int_table[2][4][NOPS] = {
+static const hmpi_op_kernel_t int_table[2][4][NOPS] = {
     {ROW(s8), ROW(s16), ROW(s32), ROW(s64)},
     {ROW(u8), ROW(u16), ROW(u32), ROW(u64)},
 };
@@ -167,7 +168,7 @@ static int op_index(MPI_Op op)
     return -1;
 }
 
-int hmpi_coll_op_builtin(MPI_Op op)
+int hmpi_op_builtin(MPI_Op op)
 {
     return op_index(op) >= 0;
 }
@@ -177,13 +178,13 @@ static int log2_size(int size)
     return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : size == 8 ? 3 : -1;
 }
 
-hmpi_coll_kernel_t hmpi_coll_kernel(MPI_Op op, MPI_Datatype type)
+hmpi_op_kernel_t hmpi_op_kernel(MPI_Op op, MPI_Datatype type)
 {
     int size;
-    return hmpi_coll_kernel_size(op, type, &size);
+    return hmpi_op_kernel_size(op, type, &size);
 }
 
-hmpi_coll_kernel_t hmpi_coll_kernel_size(MPI_Op op, MPI_Datatype type, int *size_p)
+hmpi_op_kernel_t hmpi_op_kernel_size(MPI_Op op, MPI_Datatype type, int *size_p)
 {
     int o = op_index(op);
     const basic_t *b = o < 0 ? NULL : basic_of(type);
@@ -202,14 +203,14 @@ hmpi_coll_kernel_t hmpi_coll_kernel_size(MPI_Op op, MPI_Datatype type, int *size
         if (o > O_MIN)
             return NULL;
         if (b->size == sizeof(float))
-            return (hmpi_coll_kernel_t[]){f32_sum, f32_prod, f32_max, f32_min}[o];
+            return (hmpi_op_kernel_t[]){f32_sum, f32_prod, f32_max, f32_min}[o];
         if (b->size == sizeof(double))
-            return (hmpi_coll_kernel_t[]){f64_sum, f64_prod, f64_max, f64_min}[o];
+            return (hmpi_op_kernel_t[]){f64_sum, f64_prod, f64_max, f64_min}[o];
         return NULL;
     case K_BOOL:
         if (b->size != sizeof(bool) || o < O_LAND || o > O_LXOR)
             return NULL;
-        return (hmpi_coll_kernel_t[]){b_land, b_lor, b_lxor}[o - O_LAND];
+        return (hmpi_op_kernel_t[]){b_land, b_lor, b_lxor}[o - O_LAND];
     default:
         return NULL;
     }

@@ -4,7 +4,7 @@
  *
  * Committed datatypes: neither MPICH nor Open MPI tells whether a type is committed,
  * so HMPI watches MPI_Type_commit, MPI_Type_dup (a duplicate of a committed type is
- * committed) and MPI_Type_free, also from Fortran (fortran.c). A predefined type
+ * committed) and MPI_Type_free, also from Fortran (mpi/fortran.c). A predefined type
  * enters the table the first time it is checked. The table is open addressing over
  * handle values; a freed type's slot becomes a tombstone that the next insertion on
  * its probe path reuses, so the table holds the live types only. When more than

@@ -4,8 +4,8 @@
  * With HMPI_CHECK=0 the checks HMPI does not need for its own safety (buffers,
  * committedness, op and datatype agreement) are skipped; ranks, roots, tags and counts
  * index HMPI's tables and are always checked. */
-#ifndef HMPI_MPI_CHECK_H
-#define HMPI_MPI_CHECK_H
+#ifndef HMPI_CORE_CHECK_H
+#define HMPI_CORE_CHECK_H
 
 #include "errors.h"
 #include "../common/knobs.h"

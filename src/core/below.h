@@ -10,8 +10,8 @@
  * (src/CMakeLists.txt), and the unit test pmpi_names checks that no object of libhmpi
  * refers to PMPI_X by name. PMPI_X that HMPI does not define (PMPI_Comm_rank, ...)
  * are the below's own symbols, called directly. */
-#ifndef HMPI_MPI_BELOW_H
-#define HMPI_MPI_BELOW_H
+#ifndef HMPI_CORE_BELOW_H
+#define HMPI_CORE_BELOW_H
 
 /* libhmpi is built with hidden visibility (it is loaded into other people's programs):
  * what it exports is the API, declared here with default visibility, which the
@@ -50,8 +50,8 @@
     X(T_category_get_cvars) X(T_category_get_pvars) X(T_category_get_categories)            \
     X(T_category_changed) HMPI_BELOW_CALLS_4(X)
 
-/* MPI 4's large-count calls HMPI defines (large.c, bsend.c), and MPI_Comm_idup_with_info
- * (comm.c), where the MPI below has them (MPICH 4; not Open MPI 4.1). */
+/* MPI 4's large-count calls HMPI defines (mpi/large.c, mpi/bsend.c), and MPI_Comm_idup_with_info
+ * (mpi/comm.c), where the MPI below has them (MPICH 4; not Open MPI 4.1). */
 #if MPI_VERSION >= 4
 #define HMPI_BELOW_CALLS_4(X)                                                              \
     X(Send_c) X(Ssend_c) X(Rsend_c) X(Bsend_c) X(Isend_c) X(Issend_c) X(Irsend_c)          \

@@ -1,8 +1,8 @@
-/* datatype.h: what p2p needs to know of a datatype: its packed size and whether count
- * elements are one contiguous run of bytes (then they move by memcpy, otherwise by
- * MPI_Pack/MPI_Unpack of the MPI below). */
-#ifndef HMPI_MPI_DATATYPE_H
-#define HMPI_MPI_DATATYPE_H
+/* datatype.h: the datatype cache (datatype.c): what the parts need to know of a
+ * datatype: its packed size and whether count elements are one contiguous run of bytes
+ * (then they move by memcpy, otherwise by MPI_Pack/MPI_Unpack of the MPI below). */
+#ifndef HMPI_CORE_DATATYPE_H
+#define HMPI_CORE_DATATYPE_H
 
 #include "../common/hidden.h"
 
@@ -79,5 +79,15 @@ int hmpi_type_unpack(const void *packed, int size, int *pos, void *buf, int coun
  * the MPI below. Engine lock held (p2p.h); no MPI call but that last free. */
 void hmpi_type_hold(MPI_Datatype type);
 void hmpi_type_release(MPI_Datatype type);
+/* MPI_Type_free of type (engine lock held): 0 when no operation holds it (the caller
+ * then drops it with hmpi_type_forget and frees it below); 1 when held, now marked so
+ * that the last release frees it; -1 when the program freed it already. */
+int hmpi_type_free_held(MPI_Datatype type);
+/* Drops the cache entry of a type the MPI below frees now. */
+void hmpi_type_forget(MPI_Datatype type);
+
+/* Under MPI_THREAD_MULTIPLE (MPI_Init, mpi/init.c): empties the cache and keeps it
+ * empty; hmpi_type_get then asks the MPI below every time. */
+void hmpi_type_cache_off(void);
 
 #endif

@@ -8,15 +8,15 @@
  * A check that finds a bad argument describes it with hmpi_err_what() and returns the
  * class; the entry point raises it with its own name. Everything past the first branch
  * runs only after a call has failed: the success path costs a compare. */
-#ifndef HMPI_MPI_ERRORS_H
-#define HMPI_MPI_ERRORS_H
+#ifndef HMPI_CORE_ERRORS_H
+#define HMPI_CORE_ERRORS_H
 
 #include "../common/hidden.h"
 
 #include <mpi.h>
 #include <stddef.h>
 
-/* Where the process is in MPI's life (init.c): MPI functions may be called only while
+/* Where the process is in MPI's life (mpi/init.c): MPI functions may be called only while
  * it is RUNNING. */
 enum { HMPI_STATE_BEFORE, HMPI_STATE_RUNNING, HMPI_STATE_AFTER };
 extern HMPI_HIDDEN int hmpi_mpi_state;
