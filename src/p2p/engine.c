@@ -160,8 +160,10 @@ static void reclaim_buffer(const hmpi_env_t *e, const hmpi_req_t *r)
     const hmpi_env_own_t *own = hmpi_env_own((hmpi_env_t *)e);
     const char *p = (const char *)r->buf + r->t.lb;
     if (own->user_data && !r->freed && own->size &&
-        own->size <= (uint64_t)hmpi_knobs.RECLAIM_MAX && hmpi_heap_is_shared_range(p, own->size))
+        own->size <= (uint64_t)hmpi_knobs.RECLAIM_MAX && hmpi_heap_is_shared_range(p, own->size)) {
         hmpi_cache_own(p, own->size);
+        hmpi_stat_add(HMPI_STAT_reclaimed, 1);
+    }
 }
 
 static void complete_send(hmpi_env_t *e)
