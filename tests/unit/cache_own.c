@@ -11,6 +11,7 @@
 #include "../check.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -27,7 +28,7 @@ static struct {
     volatile uint32_t after;
     uint32_t pad1;
 } line;
-static volatile int counting = 1;
+static atomic_int counting = 1; /* the counter thread is still counting */
 
 static void *counter(void *arg)
 {
@@ -36,7 +37,7 @@ static void *counter(void *arg)
         line.before = line.before + 1; /* this thread is their only writer */
         line.after = line.after + 1;
     }
-    counting = 0;
+    atomic_store_explicit(&counting, 0, memory_order_release);
     return NULL;
 }
 
@@ -102,7 +103,7 @@ int main(void)
     pthread_t t;
     CHECK(pthread_create(&t, NULL, counter, NULL) == 0, "pthread_create");
     size_t rounds = 0;
-    while (counting) {
+    while (atomic_load_explicit(&counting, memory_order_acquire)) {
         hmpi_cache_own(line.range, sizeof line.range);
         rounds++;
     }
