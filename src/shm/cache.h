@@ -1,8 +1,8 @@
 /* cache.h: taking cache lines back for writing. A buffer another core has just read
  * (a receiver copying a send buffer in place) is left shared between the two caches;
  * the first store to each of its lines must then invalidate the other core's copy.
- * A program's own store loop pays that one line at a time (its store buffer holds the
- * few lines of eight 8-byte stores each): filling an 8 KiB face with a strided pack
+ * A program's own store loop pays that a few lines at a time (presumably what its store
+ * buffer holds, at eight 8-byte stores a line): filling an 8 KiB face with a strided pack
  * loop took 18 us against 1.7 us into lines it owned (AMD EPYC VM, docs/performance.md,
  * the stencil). One store per line, all lines in flight, takes them back in ~2 us.
  * hmpi_cache_own does that with a byte read and written back unchanged, inside
