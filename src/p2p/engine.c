@@ -13,6 +13,7 @@
 #include "../common/stats.h"
 #include "../heap/heap.h"
 #include "../node/node.h"
+#include "../shm/cache.h"
 #include "../shm/wait.h"
 
 #include <pthread.h>
@@ -148,10 +149,28 @@ void hmpi_p2p_finish(hmpi_req_t *r)
         hmpi_req_release(r);
 }
 
+/* The receiver read the user's buffer in place (copy, synergistic), so its lines sit
+ * shared in the receiver's cache too; the program's next store loop into it would take
+ * them back one at a time (shm/cache.h). Taken back here, all at once, while the request
+ * still holds the buffer: not for a freed request, whose buffer the program may already
+ * be writing. Only a buffer in the heap (a CMA one may be read-only); the range is the
+ * request's, never the envelope's (a receiver may rewrite that). */
+static void reclaim_buffer(const hmpi_env_t *e, const hmpi_req_t *r)
+{
+    const hmpi_env_own_t *own = hmpi_env_own((hmpi_env_t *)e);
+    const char *p = (const char *)r->buf + r->t.lb;
+    if (own->user_data && !r->freed && own->size &&
+        own->size <= (uint64_t)hmpi_knobs.RECLAIM_MAX && hmpi_heap_is_shared_range(p, own->size)) {
+        hmpi_cache_own(p, own->size);
+        hmpi_stat_add(HMPI_STAT_reclaimed, 1);
+    }
+}
+
 static void complete_send(hmpi_env_t *e)
 {
     hmpi_req_t *r = hmpi_env_own(e)->sreq;
     if (r) {
+        reclaim_buffer(e, r);
         hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
         r->env = NULL;
         hmpi_p2p_finish(r);

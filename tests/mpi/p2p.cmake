@@ -118,3 +118,22 @@ foreach(np 2 4)
   set_tests_properties(mpi.p2p_pipe_chunks.np${np} PROPERTIES TIMEOUT 60 LABELS mpi
     PROCESSORS 2 ENVIRONMENT "${_stats_env};HMPI_PIPE_CHUNK=1000;HMPI_CMA=0")
 endforeach()
+
+# A completed heap send takes its buffer's cache lines back (HMPI_RECLAIM_MAX, shm/cache.h):
+# p2p_boundaries with every heap size taken back (to 64 MiB), each send buffer checked
+# unchanged after its send and every message byte for byte, the counter showing it done
+# on every rank; and with 0, never. No eager copies (EAGER_MAX=0), so that every heap send
+# of more than 256 B reads the user's buffer in place however late its receiver is.
+# Real node only.
+foreach(np 2 4)
+  foreach(v "1G;reclaimed>=60" "0;reclaimed==0")
+    list(GET v 0 max)
+    list(GET v 1 want)
+    add_test(NAME mpi.p2p_boundaries_reclaim${max}.np${np} COMMAND ${HMPI_PYTHON3}
+      ${PROJECT_SOURCE_DIR}/tests/fortran/stats_check.py --ranks ${np} --timeout 110
+      --each=${want} --each=msgs_remote==0 --output=p2p_boundaries:\ OK --
+      ${HMPI_MPIEXEC} ${HMPI_MPIEXEC_FLAGS} -n ${np} $<TARGET_FILE:p2p_boundaries>)
+    set_tests_properties(mpi.p2p_boundaries_reclaim${max}.np${np} PROPERTIES TIMEOUT 120
+      LABELS mpi PROCESSORS 2 ENVIRONMENT "${_stats_env};HMPI_RECLAIM_MAX=${max};HMPI_EAGER_MAX=0")
+  endforeach()
+endforeach()
