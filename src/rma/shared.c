@@ -8,6 +8,7 @@
 #include "../common/log.h"
 #include "../heap/heap.h"
 #include "../mpi/comm.h"
+#include "../p2p/p2p.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -42,7 +43,13 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
             hmpi_log_error("out of memory creating a shared window of %d members", c->size);
             PMPI_Abort(MPI_COMM_WORLD, 1);
         }
-        PMPI_Allgather(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, comm);
+        /* Waited for with point-to-point progress (window.c, hmpi_rma_setup). */
+        MPI_Request q;
+        if (PMPI_Iallgather(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, comm, &q) != MPI_SUCCESS ||
+            hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_RMA) != MPI_SUCCESS) {
+            hmpi_log_error("creating a shared window: the allgather of the sizes failed");
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
         MPI_Aint offset = 0, total = 0;
         for (int r = 0; r < c->size; r++) {
             offset += r < c->rank ? sizes[r] : 0;
