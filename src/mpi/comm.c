@@ -208,7 +208,8 @@ void hmpi_comm_finalize(void)
  * does it alike (an intercommunicator or a bad handle goes straight to the below). */
 static void arrive(MPI_Comm comm)
 {
-    if (hmpi_node.active && hmpi_comm_get(comm))
+    hmpi_comm_t *c = hmpi_node.active ? hmpi_comm_get(comm) : NULL;
+    if (c && hmpi_p2p_below_nb(c))
         hmpi_p2p_below_arrive(comm);
 }
 
@@ -297,6 +298,7 @@ static int idup_start(hmpi_comm_t *c, MPI_Comm comm, MPI_Info info, idup_below_f
         free(d);
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
     }
+    c->idup_posted = 1;
     int err = below(comm, info, &d->newcomm, &d->dup); /* raises by itself */
     hmpi_p2p_lock(); /* (also over idup_next: threads may post idups on other parents) */
     if (err == MPI_SUCCESS && c->rank == 0)

@@ -269,6 +269,22 @@ int hmpi_p2p_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t
  * MPI below over comm that follows cannot hold a matching send back. Collective: every
  * member calls it, or none. */
 int hmpi_p2p_below_arrive(MPI_Comm comm);
+/* Whether HMPI may add nonblocking collectives of its own (the two above, the setups'
+ * allgathers) to c's sequence in the MPI below; where not, it keeps the blocking call.
+ * Not over Open MPI 4.1 once an MPI_Comm_idup was posted on c: its idup issues later
+ * rounds on c from its progress, at a point in c's sequence that differs between
+ * members, so a nonblocking collective of HMPI's there could match the wrong one (a
+ * hang, seen in comm_idup). Every member posts its idups in the same order among its
+ * collectives on c, so every member answers alike. */
+static inline int hmpi_p2p_below_nb(const hmpi_comm_t *c)
+{
+#ifdef OPEN_MPI
+    return !c->idup_posted;
+#else
+    (void)c;
+    return 1;
+#endif
+}
 
 /* Advances r (progress included) and tells whether it is complete. */
 int hmpi_p2p_test(hmpi_req_t *r);
