@@ -193,7 +193,22 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     s->my_slot = new_slot(cap);
     setup_rec_t mine = {(uint64_t)(uintptr_t)s->my_slot, hmpi_node.id, (uint32_t)cap,
                         (uint32_t)hmpi_knobs.COLL_LINE_MAX, 0};
-    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, rec, sizeof mine, MPI_BYTE, c->handle);
+    /* Nonblocking, waited for with point-to-point progress: a member may post a receive
+     * and then enter this first collective while a peer, not here yet, waits in a
+     * synchronous send for that receive's match (hmpi_p2p_below_wait). Once it is
+     * complete every member is in here, so the split below cannot hold anyone back. */
+    MPI_Request q;
+    int err = hmpi_p2p_below_nb(c)
+                  ? PMPI_Iallgather(&mine, sizeof mine, MPI_BYTE, rec, sizeof mine, MPI_BYTE,
+                                    c->handle, &q)
+                  : PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, rec, sizeof mine, MPI_BYTE,
+                                   c->handle);
+    if (err == MPI_SUCCESS && hmpi_p2p_below_nb(c))
+        err = hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL);
+    if (err != MPI_SUCCESS) {
+        hmpi_log_error("collectives: the setup's allgather failed");
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
 
     int ok = 1;
     for (int r = 0; r < c->size; r++)
@@ -277,7 +292,10 @@ void hmpi_coll_comm_free(hmpi_comm_t *c)
         /* After this barrier no member is inside a collective on c: nobody reads our
          * slot or scratch any more. MPI_Comm_free is collective, so this may block.
          * (At MPI_Finalize every rank already passed a barrier on MPI_COMM_WORLD.) */
-        PMPI_Barrier(c->handle);
+        if (hmpi_p2p_below_nb(c))
+            hmpi_p2p_below_arrive(c->handle);
+        else
+            PMPI_Barrier(c->handle);
     }
     hmpi_heap_free(s->team.scratch);
     hmpi_heap_free(s->my_slot);

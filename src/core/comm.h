@@ -22,6 +22,7 @@ typedef struct hmpi_comm_s {
     void *coll;             /* collectives' state (coll/), made on first use */
     int refs;               /* the handle, plus every HMPI request bound to it */
     uint8_t wait_as;        /* 0, or 1 + the wait family (shm/wait.h) of every wait on it */
+    uint8_t idup_posted;    /* an MPI_Comm_idup of it was posted (p2p.h, hmpi_p2p_below_nb) */
     struct hmpi_comm_s *next; /* hash chain */
 } hmpi_comm_t;
 

@@ -34,7 +34,10 @@ static int hmpi_comm_register(MPI_Comm c)
     if (inter)
         return 0;
     uint32_t ctx = 0;
-    PMPI_Allreduce(&next_ctx, &ctx, 1, MPI_UINT32_T, MPI_MAX, c);
+    MPI_Request q;
+    if (PMPI_Iallreduce(&next_ctx, &ctx, 1, MPI_UINT32_T, MPI_MAX, c, &q) != MPI_SUCCESS ||
+        hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL) != MPI_SUCCESS)
+        return -1; /* the below raised it; c stays with the below */
     next_ctx = ctx + 1;
     if (ctx >= IDUP_BASE)
         return -1; /* the blocking range is used up (2^31 constructors) */
@@ -57,6 +60,19 @@ static uint32_t idup_ctx_new(void)
 
 /* ---- constructors and destructors ------------------------------------------------ */
 
+/* Before a constructor of the MPI below that blocks until the members of comm arrive:
+ * a member may have posted a receive that a peer, not here yet, waits in a synchronous
+ * send to see matched, and the below's blocking call would not move HMPI's engine. The
+ * nonblocking barrier, waited for with that progress, lets every member in first
+ * (p2p.h, hmpi_p2p_below_arrive). Only over a communicator HMPI knows, so every member
+ * does it alike (an intercommunicator or a bad handle goes straight to the below). */
+static void arrive(MPI_Comm comm)
+{
+    hmpi_comm_t *c = hmpi_node.active ? hmpi_comm_get(comm) : NULL;
+    if (c && hmpi_p2p_below_nb(c))
+        hmpi_p2p_below_arrive(comm);
+}
+
 static int registered(int rc, MPI_Comm *c)
 {
     if (rc == MPI_SUCCESS && c && *c != MPI_COMM_NULL)
@@ -67,6 +83,7 @@ static int registered(int rc, MPI_Comm *c)
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Comm_dup");
+    arrive(comm);
     return registered(PMPI_Comm_dup(comm, newcomm), newcomm);
 }
 HMPI_PMPI(Comm_dup)
@@ -74,6 +91,7 @@ HMPI_PMPI(Comm_dup)
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Comm_dup_with_info");
+    arrive(comm);
     return registered(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
 }
 HMPI_PMPI(Comm_dup_with_info)
@@ -140,6 +158,7 @@ static int idup_start(hmpi_comm_t *c, MPI_Comm comm, MPI_Info info, idup_below_f
         free(d);
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
     }
+    c->idup_posted = 1;
     int err = below(comm, info, &d->newcomm, &d->dup); /* raises by itself */
     hmpi_p2p_lock(); /* (also over idup_next: threads may post idups on other parents) */
     if (err == MPI_SUCCESS && c->rank == 0)
@@ -195,6 +214,7 @@ HMPI_PMPI(Comm_idup_with_info)
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Comm_split");
+    arrive(comm);
     return registered(PMPI_Comm_split(comm, color, key, newcomm), newcomm);
 }
 HMPI_PMPI(Comm_split)
@@ -202,6 +222,7 @@ HMPI_PMPI(Comm_split)
 int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Comm_split_type");
+    arrive(comm);
     int rc = PMPI_Comm_split_type(comm, type, key, info, newcomm);
     /* Simulated nodes (HMPI_NODE_SIZE) are what a program sees as its node too. */
     if (rc == MPI_SUCCESS && type == MPI_COMM_TYPE_SHARED && hmpi_knobs.NODE_SIZE > 0 &&
@@ -221,6 +242,7 @@ HMPI_PMPI(Comm_split_type)
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Comm_create");
+    arrive(comm);
     return registered(PMPI_Comm_create(comm, group, newcomm), newcomm);
 }
 HMPI_PMPI(Comm_create)
@@ -243,6 +265,7 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
                     int reorder, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Cart_create");
+    arrive(comm);
     return registered(PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm), newcomm);
 }
 HMPI_PMPI(Cart_create)
@@ -250,6 +273,7 @@ HMPI_PMPI(Cart_create)
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Cart_sub");
+    arrive(comm);
     return registered(PMPI_Cart_sub(comm, remain_dims, newcomm), newcomm);
 }
 HMPI_PMPI(Cart_sub)
@@ -258,6 +282,7 @@ int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edg
                      int reorder, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Graph_create");
+    arrive(comm);
     return registered(PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm), newcomm);
 }
 HMPI_PMPI(Graph_create)
@@ -267,6 +292,7 @@ int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int d
                           MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Dist_graph_create");
+    arrive(comm);
     return registered(PMPI_Dist_graph_create(comm, n, sources, degrees, dest, weights, info,
                                              reorder, newcomm),
                       newcomm);
@@ -279,6 +305,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
                                    MPI_Info info, int reorder, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Dist_graph_create_adjacent");
+    arrive(comm);
     return registered(PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights,
                                                       outdegree, destinations, destweights,
                                                       info, reorder, newcomm),

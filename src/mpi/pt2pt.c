@@ -125,22 +125,6 @@ static void count_remote(const hmpi_type_t *t, int count)
     hmpi_stat_add(HMPI_STAT_bytes_remote, t->size * (size_t)count);
 }
 
-int hmpi_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t f)
-{
-    if (!hmpi_p2p_busy() && !hmpi_stats_counting())
-        return PMPI_Wait(req, status);
-    hmpi_backoff_t b = {0};
-    uint64_t since = 0;
-    int flag = 0, err;
-    while ((err = PMPI_Test(req, &flag, status)) == MPI_SUCCESS && !flag) {
-        hmpi_p2p_lock();
-        hmpi_p2p_waiting(&b, &since);
-        hmpi_p2p_unlock();
-    }
-    hmpi_wait_end(&b, f);
-    return err;
-}
-
 /* A blocking send to another node: blocking in the MPI below unless local peers may
  * need this rank's progress meanwhile. */
 static int below_send_blocking(const void *buf, int count, MPI_Datatype type, int dest,
@@ -150,7 +134,7 @@ static int below_send_blocking(const void *buf, int count, MPI_Datatype type, in
         return below_send(buf, count, type, dest, tag, comm, mode);
     MPI_Request req;
     int err = hmpi_below_isend(buf, count, type, dest, tag, comm, mode, &req);
-    return err ? err : hmpi_below_wait(&req, MPI_STATUS_IGNORE, HMPI_WAIT_SEND);
+    return err ? err : hmpi_p2p_below_wait(&req, MPI_STATUS_IGNORE, HMPI_WAIT_SEND);
 }
 
 /* Blocking send of any mode. */
@@ -363,7 +347,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
             return PMPI_Recv(buf, count, type, source, tag, comm, status);
         MPI_Request req;
         err = PMPI_Irecv(buf, count, type, source, tag, comm, &req);
-        return err ? err : hmpi_below_wait(&req, status, hmpi_p2p_wait_family(c, 0));
+        return err ? err : hmpi_p2p_below_wait(&req, status, hmpi_p2p_wait_family(c, 0));
     }
     hmpi_req_t r;
     hmpi_req_zero(&r);

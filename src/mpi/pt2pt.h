@@ -37,8 +37,5 @@ static inline void hmpi_req_fill(hmpi_req_t *r, hmpi_comm_t *c, const void *buf,
 int hmpi_below_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                      MPI_Comm comm, int mode, MPI_Request *req);
 int hmpi_recv_start(hmpi_req_t *r);
-/* Waits for a request of the MPI below, keeping HMPI's engine going when it is busy;
- * when statistics are counted, in HMPI's loop, as a wait of family f. */
-int hmpi_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t f);
 
 #endif

@@ -92,7 +92,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
                              "MPI_Wait");
     if (!hmpi_req_is_ours(*request))
         return *request == MPI_REQUEST_NULL ? PMPI_Wait(request, status)
-                                            : hmpi_below_wait(request, status, HMPI_WAIT_RECV);
+                                            : hmpi_p2p_below_wait(request, status, HMPI_WAIT_RECV);
     if (is_idle(*request)) {
         empty_status(status);
         return MPI_SUCCESS;

@@ -94,3 +94,28 @@ void hmpi_bridge_progress(void)
         return; /* the list changed: the next pass goes on */
     }
 }
+
+/* ---- waits in the MPI below ------------------------------------------------------ */
+
+int hmpi_p2p_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t f)
+{
+    if (!hmpi_p2p_busy() && !hmpi_stats_counting())
+        return PMPI_Wait(req, status);
+    hmpi_backoff_t b = {0};
+    uint64_t since = 0;
+    int flag = 0, err;
+    while ((err = PMPI_Test(req, &flag, status)) == MPI_SUCCESS && !flag) {
+        hmpi_p2p_lock();
+        hmpi_p2p_waiting(&b, &since);
+        hmpi_p2p_unlock();
+    }
+    hmpi_wait_end(&b, f);
+    return err;
+}
+
+int hmpi_p2p_below_arrive(MPI_Comm comm)
+{
+    MPI_Request q;
+    int err = PMPI_Ibarrier(comm, &q);
+    return err ? err : hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL);
+}

@@ -253,6 +253,39 @@ void hmpi_p2p_progress_locked(void);
  * not block inside the MPI below but polls both. */
 int hmpi_p2p_busy(void);
 
+/* Waits for a request of the MPI below. When local peers may need this rank's
+ * progress meanwhile (hmpi_p2p_busy), it polls the request and moves the engine: a
+ * send and a receive that match, both started, complete whatever else either rank
+ * does (MPI-4.1 §3.5), also while one of them is inside a call of the MPI below. When
+ * statistics are counted, the wait is counted as one of family f. Every call HMPI makes
+ * to the MPI below that waits for other ranks, inside a call of the program after
+ * MPI_Init, waits here: collectives as their nonblocking form (MPI_Iallgather, ...)
+ * then this, the others (MPI_Comm_split, MPI_Win_create, ...) after
+ * hmpi_p2p_below_arrive. */
+int hmpi_p2p_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t f);
+/* A barrier of the MPI below over comm, waited for as above: once it returns, every
+ * member of comm is inside the same collective call, so none waits for this rank's
+ * point-to-point progress any more (one thread per rank), and a blocking call of the
+ * MPI below over comm that follows cannot hold a matching send back. Collective: every
+ * member calls it, or none. */
+int hmpi_p2p_below_arrive(MPI_Comm comm);
+/* Whether HMPI may add nonblocking collectives of its own (the two above, the setups'
+ * allgathers) to c's sequence in the MPI below; where not, it keeps the blocking call.
+ * Not over Open MPI 4.1 once an MPI_Comm_idup was posted on c: its idup issues later
+ * rounds on c from its progress, at a point in c's sequence that differs between
+ * members, so a nonblocking collective of HMPI's there could match the wrong one (a
+ * hang, seen in comm_idup). Every member posts its idups in the same order among its
+ * collectives on c, so every member answers alike. */
+static inline int hmpi_p2p_below_nb(const hmpi_comm_t *c)
+{
+#ifdef OPEN_MPI
+    return !c->idup_posted;
+#else
+    (void)c;
+    return 1;
+#endif
+}
+
 /* Advances r (progress included) and tells whether it is complete. */
 int hmpi_p2p_test(hmpi_req_t *r);
 int hmpi_p2p_check(hmpi_req_t *r); /* hmpi_p2p_test without the engine's progress */

@@ -75,6 +75,7 @@ typedef struct hmpi_win_s {
     hmpi_barrier_t bar;        /* this member's side of ctrl's barrier */
     int leader;                /* this rank allocated ctrl and frees it */
     void *own_mem;             /* heap memory of Win_allocate(_shared) to free, or NULL */
+    int noncontig;             /* shared window made with alloc_shared_noncontig=true */
     MPI_Group group;           /* the window's group, for PSCW groups */
     /* epochs */
     int fence;                 /* a fence without NOSUCCEED opened an epoch */

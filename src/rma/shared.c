@@ -8,6 +8,7 @@
 #include "../common/log.h"
 #include "../heap/heap.h"
 #include "../core/comm.h"
+#include "../p2p/p2p.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -23,6 +24,23 @@ static int info_true(MPI_Info info, const char *key)
     return strcmp(value, "true") == 0;
 }
 
+/* What the program gets as the base of a segment of size 0 (from MPI_Win_allocate_shared
+ * and MPI_Win_shared_query; HMPI's own operations keep the segment's place in the heap).
+ * MPI-4.1 names an address only for MPI_PROC_NULL when every segment is empty ("as if
+ * MPI_ALLOC_MEM was called with size = 0"); for one empty segment it names none, so
+ * HMPI answers as its MPI below does: MPICH gives NULL; Open MPI gives NULL in a
+ * noncontiguous window and the segment's place in the contiguous block otherwise. */
+static void *empty_base(void *at, int noncontig)
+{
+#ifdef OPEN_MPI
+    return noncontig ? NULL : at;
+#else
+    (void)at;
+    (void)noncontig;
+    return NULL;
+#endif
+}
+
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                             void *baseptr, MPI_Win *win)
 {
@@ -32,8 +50,8 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
         return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
     void *own = NULL; /* what this rank allocated (and frees at MPI_Win_free) */
     char *mine = NULL;
-    int ok;
-    if (info_true(info, "alloc_shared_noncontig")) {
+    int ok, noncontig = info_true(info, "alloc_shared_noncontig");
+    if (noncontig) {
         own = mine = hmpi_heap_shared_alloc((size_t)size);
         ok = own != NULL;
     } else {
@@ -42,7 +60,17 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
             hmpi_log_error("out of memory creating a shared window of %d members", c->size);
             PMPI_Abort(MPI_COMM_WORLD, 1);
         }
-        PMPI_Allgather(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, comm);
+        /* Waited for with point-to-point progress (window.c, hmpi_rma_setup). */
+        MPI_Request q;
+        int err = hmpi_p2p_below_nb(c)
+                      ? PMPI_Iallgather(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, comm, &q)
+                      : PMPI_Allgather(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, comm);
+        if (err == MPI_SUCCESS && hmpi_p2p_below_nb(c))
+            err = hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_RMA);
+        if (err != MPI_SUCCESS) {
+            hmpi_log_error("creating a shared window: the allgather of the sizes failed");
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
         MPI_Aint offset = 0, total = 0;
         for (int r = 0; r < c->size; r++) {
             offset += r < c->rank ? sizes[r] : 0;
@@ -69,7 +97,8 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
         return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
     }
     w->own_mem = own;
-    *(void **)baseptr = mine;
+    w->noncontig = noncontig;
+    *(void **)baseptr = size == 0 ? empty_base(mine, noncontig) : mine;
     return hmpi_rma_install(w, *win);
 }
 HMPI_PMPI(Win_allocate_shared)
@@ -94,7 +123,8 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, 
     }
     *size = (MPI_Aint)w->mem[rank].size;
     *disp_unit = w->mem[rank].disp_unit;
-    *(void **)baseptr = w->mem[rank].base;
+    *(void **)baseptr = w->mem[rank].size == 0 ? empty_base(w->mem[rank].base, w->noncontig)
+                                               : w->mem[rank].base;
     return MPI_SUCCESS;
 }
 HMPI_PMPI(Win_shared_query)

@@ -156,7 +156,21 @@ hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint s
                   disp_unit, ok ? PUB_OK : 0};
     if (size == 0 || hmpi_heap_is_shared_range(base, (size_t)size))
         mine.flags |= PUB_HEAP;
-    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, comm);
+    /* Nonblocking, waited for with point-to-point progress: a member that posted a
+     * receive may be here while a peer still waits in a synchronous send for its match
+     * (hmpi_p2p_below_wait). Once complete, every member is in this call: the blocking
+     * calls of the below that follow (MPI_Win_create, ...) hold nobody back. */
+    MPI_Request q;
+    int err = hmpi_p2p_below_nb(c) ? PMPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all,
+                                                     sizeof mine, MPI_BYTE, comm, &q)
+                                   : PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all,
+                                                    sizeof mine, MPI_BYTE, comm);
+    if (err == MPI_SUCCESS && hmpi_p2p_below_nb(c))
+        err = hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_RMA);
+    if (err != MPI_SUCCESS) {
+        hmpi_log_error("creating a window: the allgather of the members failed");
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
     int all_ok = 1;
     for (int r = 0; r < n && all_ok; r++)
         all_ok = (all[r].flags & PUB_OK) != 0;

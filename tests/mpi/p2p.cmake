@@ -19,6 +19,8 @@
 #   p2p_get_status      a loop polling MPI_Request_get_status alone ends (progress)
 #   p2p_type_free       datatypes freed while operations with them are pending
 #   comm_idup           MPI_Comm_idup is nonblocking: staggered, intercomms, overlapped
+#   p2p_behind_coll     a collective call (first on its comm, constructors, windows) lets
+#                       a receive posted before it match a peer's MPI_Ssend (progress)
 set(_p2p_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_p2p_ranks 2 4 8)
 set(_p2p_nodes 0 2)
@@ -75,6 +77,7 @@ p2p_test24(p2p_status_error TIMEOUT 60)
 p2p_test24(p2p_get_status   TIMEOUT 60)
 p2p_test24(p2p_type_free    TIMEOUT 60)
 p2p_test24(comm_idup        TIMEOUT 60)
+p2p_test24(p2p_behind_coll  TIMEOUT 60)
 
 # The tests below are registered by add_test itself (counters checked, repeated runs):
 # their environment is what hmpi_mpi_test would give them.

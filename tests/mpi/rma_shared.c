@@ -6,6 +6,8 @@
  *               address; stores through one rank's pointer are read through another's,
  *               in both directions; RMA calls and loads/stores on the same window;
  *   noncontig   alloc_shared_noncontig=true: every segment usable from every rank;
+ *               an empty segment's base is the MPI below's answer (NULL; Open MPI's in a
+ *               contiguous window: its place in the block);
  *   self        one process (MPI_COMM_SELF), with a segment and with none;
  *   empty       every segment empty. */
 #include "rma_common.h"
@@ -75,8 +77,19 @@ static void query_all(MPI_Win win, int *base, const MPI_Aint *bytes, int contig,
               (long)size, unit);
         seg[q] = p;
         if (q == rank)
-            CHECK(size == 0 || p == base, "%s: own segment at %p, base %p", what, (void *)p,
-                  (void *)base);
+            CHECK(p == base, "%s: own segment at %p, base %p", what, (void *)p, (void *)base);
+        /* An empty segment's base: MPI-4.1 names none (only MPI_PROC_NULL's when every
+         * segment is empty), so a program sees its MPI's answer, with HMPI or without:
+         * MPICH's is NULL, Open MPI's NULL when noncontiguous and otherwise the
+         * segment's place in the block. */
+        if (size == 0) {
+#ifdef OPEN_MPI
+            CHECK(contig ? !first || (char *)p == first + off : p == NULL,
+                  "%s: empty segment %d at %p", what, q, (void *)p);
+#else
+            CHECK(p == NULL, "%s: empty segment %d at %p, not NULL", what, q, (void *)p);
+#endif
+        }
         if (size > 0 && !first)
             first = (char *)p - off;
         if (contig && size > 0)
@@ -166,7 +179,7 @@ static void noncontig(void)
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
     MPI_Aint *bytes = malloc(sizeof(MPI_Aint) * (size_t)nranks);
     for (int q = 0; q < nranks; q++)
-        bytes[q] = (MPI_Aint)((1000 + q) * sizeof(int));
+        bytes[q] = q == 1 ? 0 : (MPI_Aint)((1000 + q) * sizeof(int)); /* rank 1: empty */
     int *base, **seg = malloc(sizeof(int *) * (size_t)nranks);
     MPI_Win win;
     CHECK(MPI_Win_allocate_shared(bytes[rank], sizeof(int), info, node, &base, &win) ==
@@ -215,6 +228,12 @@ static void empty(void)
           "empty");
     MPI_Win_shared_query(win, MPI_PROC_NULL, &size, &unit, &p);
     CHECK(size == 0, "empty: PROC_NULL size %ld", (long)size);
+    MPI_Win_shared_query(win, rank, &size, &unit, &p);
+    CHECK(size == 0 && p == base, "empty: own segment: size %ld at %p, base %p", (long)size,
+          (void *)p, (void *)base);
+#ifndef OPEN_MPI
+    CHECK(p == NULL, "empty: own empty segment at %p, not NULL (as MPICH)", (void *)p);
+#endif
     MPI_Win_fence(0, win);
     MPI_Win_fence(0, win);
     CHECK(MPI_Win_free(&win) == MPI_SUCCESS, "empty: free");
