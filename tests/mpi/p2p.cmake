@@ -127,11 +127,19 @@ endforeach()
 # unchanged after its send and every message byte for byte, the counter showing it done
 # on every rank; and with 0, never. No eager copies (EAGER_MAX=0), so that every heap send
 # of more than 256 B reads the user's buffer in place however late its receiver is.
-# Real node only.
+# Real node only. Under a sanitizer that owns malloc the heap is private, nothing is read
+# in place and nothing taken back: only the 0 variant runs there.
+set(_reclaim_maxes 0)
+if(NOT HMPI_SANITIZE MATCHES "address|thread|memory")
+  list(APPEND _reclaim_maxes 1G)
+endif()
 foreach(np 2 4)
-  foreach(v "1G;reclaimed>=60" "0;reclaimed==0")
-    list(GET v 0 max)
-    list(GET v 1 want)
+  foreach(max IN LISTS _reclaim_maxes)
+    if(max STREQUAL "0")
+      set(want "reclaimed==0")
+    else()
+      set(want "reclaimed>=60")
+    endif()
     add_test(NAME mpi.p2p_boundaries_reclaim${max}.np${np} COMMAND ${HMPI_PYTHON3}
       ${PROJECT_SOURCE_DIR}/tests/fortran/stats_check.py --ranks ${np} --timeout 110
       --each=${want} --each=msgs_remote==0 --output=p2p_boundaries:\ OK --
