@@ -197,15 +197,8 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
      * and then enter this first collective while a peer, not here yet, waits in a
      * synchronous send for that receive's match (hmpi_p2p_below_wait). Once it is
      * complete every member is in here, so the split below cannot hold anyone back. */
-    MPI_Request q;
-    int err = hmpi_p2p_below_nb(c)
-                  ? PMPI_Iallgather(&mine, sizeof mine, MPI_BYTE, rec, sizeof mine, MPI_BYTE,
-                                    c->handle, &q)
-                  : PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, rec, sizeof mine, MPI_BYTE,
-                                   c->handle);
-    if (err == MPI_SUCCESS && hmpi_p2p_below_nb(c))
-        err = hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL);
-    if (err != MPI_SUCCESS) {
+    if (hmpi_p2p_below_allgather(c, &mine, (int)sizeof mine, rec, c->handle, HMPI_WAIT_COLL) !=
+        MPI_SUCCESS) {
         hmpi_log_error("collectives: the setup's allgather failed");
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }

@@ -113,6 +113,16 @@ int hmpi_p2p_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t
     return err;
 }
 
+int hmpi_p2p_below_allgather(const hmpi_comm_t *c, const void *mine, int bytes, void *all,
+                             MPI_Comm comm, hmpi_wait_family_t f)
+{
+    if (!hmpi_p2p_below_nb(c))
+        return PMPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, comm);
+    MPI_Request q;
+    int err = PMPI_Iallgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, comm, &q);
+    return err ? err : hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, f);
+}
+
 int hmpi_p2p_below_arrive(MPI_Comm comm)
 {
     MPI_Request q;

@@ -269,6 +269,11 @@ int hmpi_p2p_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t
  * MPI below over comm that follows cannot hold a matching send back. Collective: every
  * member calls it, or none. */
 int hmpi_p2p_below_arrive(MPI_Comm comm);
+/* MPI_Allgather of bytes from every member of comm (c's state) into all, waited for as
+ * above where hmpi_p2p_below_nb allows, else the blocking call: the setups' exchanges
+ * (collectives, windows). Returns the below's error code. */
+int hmpi_p2p_below_allgather(const hmpi_comm_t *c, const void *mine, int bytes, void *all,
+                             MPI_Comm comm, hmpi_wait_family_t f);
 /* Whether HMPI may add nonblocking collectives of its own (the two above, the setups'
  * allgathers) to c's sequence in the MPI below; where not, it keeps the blocking call.
  * Not over Open MPI 4.1 once an MPI_Comm_idup was posted on c: its idup issues later

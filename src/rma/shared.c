@@ -61,13 +61,8 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
             PMPI_Abort(MPI_COMM_WORLD, 1);
         }
         /* Waited for with point-to-point progress (window.c, hmpi_rma_setup). */
-        MPI_Request q;
-        int err = hmpi_p2p_below_nb(c)
-                      ? PMPI_Iallgather(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, comm, &q)
-                      : PMPI_Allgather(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, comm);
-        if (err == MPI_SUCCESS && hmpi_p2p_below_nb(c))
-            err = hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_RMA);
-        if (err != MPI_SUCCESS) {
+        if (hmpi_p2p_below_allgather(c, &size, (int)sizeof size, sizes, comm, HMPI_WAIT_RMA) !=
+            MPI_SUCCESS) {
             hmpi_log_error("creating a shared window: the allgather of the sizes failed");
             PMPI_Abort(MPI_COMM_WORLD, 1);
         }

@@ -160,14 +160,8 @@ hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint s
      * receive may be here while a peer still waits in a synchronous send for its match
      * (hmpi_p2p_below_wait). Once complete, every member is in this call: the blocking
      * calls of the below that follow (MPI_Win_create, ...) hold nobody back. */
-    MPI_Request q;
-    int err = hmpi_p2p_below_nb(c) ? PMPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all,
-                                                     sizeof mine, MPI_BYTE, comm, &q)
-                                   : PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all,
-                                                    sizeof mine, MPI_BYTE, comm);
-    if (err == MPI_SUCCESS && hmpi_p2p_below_nb(c))
-        err = hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_RMA);
-    if (err != MPI_SUCCESS) {
+    if (hmpi_p2p_below_allgather(c, &mine, (int)sizeof mine, all, comm, HMPI_WAIT_RMA) !=
+        MPI_SUCCESS) {
         hmpi_log_error("creating a window: the allgather of the members failed");
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
