@@ -149,18 +149,49 @@ void hmpi_p2p_finish(hmpi_req_t *r)
         hmpi_req_release(r);
 }
 
+/* Whether the program rewrites a send buffer between its sends of it: taking its lines
+ * back (below) pays for a buffer refilled before its next send, as a halo exchange's
+ * packed faces are, and costs one sent again unchanged, as a ping-pong's is (its
+ * receiver's next read in place misses). A few words spread over the buffer are hashed
+ * at each send and kept per address (a small table, direct-mapped: a buffer pushed out
+ * counts as new); a buffer is taken back when its hash differs from its last send's.
+ * A new one is not (nothing known yet), nor one rewritten with the same values where
+ * the words were sampled (only speed is at stake either way). Engine lock held. */
+enum { REWRITE_SLOTS = 64, REWRITE_WORDS = 8 };
+static struct {
+    uintptr_t addr;
+    uint64_t hash;
+} rewrite_seen[REWRITE_SLOTS];
+
+static int rewritten(const unsigned char *p, size_t n)
+{
+    uint64_t h = n; /* n > the immediate size, so at least 8 */
+    size_t step = (n - sizeof h) / (REWRITE_WORDS - 1);
+    for (size_t k = 0; k < REWRITE_WORDS; k++) {
+        uint64_t w;
+        memcpy(&w, p + k * step, sizeof w);
+        h = (h ^ w) * 0x100000001b3u;
+    }
+    uintptr_t a = (uintptr_t)p;
+    size_t i = (a >> 6 ^ a >> 14) % REWRITE_SLOTS;
+    int yes = rewrite_seen[i].addr == a && rewrite_seen[i].hash != h;
+    rewrite_seen[i].addr = a;
+    rewrite_seen[i].hash = h;
+    return yes;
+}
+
 /* The receiver read the user's buffer in place (copy, synergistic), so its lines sit
  * shared in the receiver's cache too; the program's next store loop into it would take
  * them back one at a time (shm/cache.h). Taken back here, all at once, while the request
- * still holds the buffer: not for a freed request, whose buffer the program may already
- * be writing. Only a buffer in the heap (a CMA one may be read-only); the range is the
- * request's, never the envelope's (a receiver may rewrite that). */
+ * still holds the buffer, when the program rewrites it (rewritten, at the start): not
+ * for a freed request, whose buffer the program may already be writing. Only a buffer
+ * in the heap (a CMA one may be read-only); the range is the request's, never the
+ * envelope's (a receiver may rewrite that). */
 static void reclaim_buffer(const hmpi_env_t *e, const hmpi_req_t *r)
 {
     const hmpi_env_own_t *own = hmpi_env_own((hmpi_env_t *)e);
     const char *p = (const char *)r->buf + r->t.lb;
-    if (own->user_data && !r->freed && own->size &&
-        own->size <= (uint64_t)hmpi_knobs.RECLAIM_MAX && hmpi_heap_is_shared_range(p, own->size)) {
+    if (own->reclaim && own->user_data && !r->freed && hmpi_heap_is_shared_range(p, own->size)) {
         hmpi_cache_own(p, own->size);
         hmpi_stat_add(HMPI_STAT_reclaimed, 1);
     }
@@ -752,6 +783,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     hmpi_env_own(e)->no_help = 0;
     hmpi_env_own(e)->bounce = NULL;
     hmpi_env_own(e)->user_data = 0;
+    hmpi_env_own(e)->reclaim = 0;
     hmpi_env_own(e)->buffered = r->mode == HMPI_MODE_BUFFERED;
     atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
     int eager = 1;
@@ -770,6 +802,8 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
         if (r->t.contig && !hmpi_env_own(e)->buffered && hmpi_heap_is_shared_range(p, bytes)) {
             e->data = p;
             hmpi_env_own(e)->user_data = 1;
+            hmpi_env_own(e)->reclaim =
+                bytes <= (size_t)hmpi_knobs.RECLAIM_MAX && rewritten((const unsigned char *)p, bytes);
             eager = 0;
         } else if (r->t.contig && !hmpi_env_own(e)->buffered && cma_ok && bytes >= (size_t)hmpi_knobs.CMA_MIN) {
             e->proto = HMPI_PROTO_CMA;

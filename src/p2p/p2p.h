@@ -101,6 +101,7 @@ typedef struct {
     uint8_t buffered;              /* MPI_Bsend: holds room in the attached buffer */
     uint8_t watched;               /* progress polls it: DONE frees more than the envelope */
     uint8_t no_help;               /* synergistic: the receiver's block plan was bad */
+    uint8_t reclaim;               /* take the buffer's lines back at DONE (engine.c) */
     uint64_t size;                 /* e->size as sent: the receiver may overwrite that one */
 } hmpi_env_own_t;
 
