@@ -187,9 +187,8 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
     if (err)
         return hmpi_raise_in(comm, err, fn);
     if (dest == MPI_PROC_NULL) {
-        *request = hmpi_req_done(0);
-        return *request == MPI_REQUEST_NULL ? hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn)
-                                            : MPI_SUCCESS;
+        *request = hmpi_req_handle(hmpi_req_sent()); /* complete at once, as a lane send */
+        return MPI_SUCCESS;
     }
     int l = c->local_of[dest];
     if (l < 0) {
@@ -382,9 +381,8 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Irecv");
     if (source == MPI_PROC_NULL) {
-        *request = hmpi_req_done(1);
-        return *request == MPI_REQUEST_NULL ? hmpi_raise_in(comm, MPI_ERR_NO_MEM, "MPI_Irecv")
-                                            : MPI_SUCCESS;
+        *request = hmpi_req_handle(hmpi_req_proc_null());
+        return MPI_SUCCESS;
     }
     if (source != MPI_ANY_SOURCE && c->local_of[source] < 0 && c->nwild == 0)
         return PMPI_Irecv(buf, count, type, source, tag, comm, request);

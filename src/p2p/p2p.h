@@ -186,6 +186,10 @@ extern hmpi_req_t *hmpi_req_table; /* reserved at init (request.c) */
  * distinct handles; waits and tests give it back as MPI_REQUEST_NULL. Slot 0 of the
  * table, made at init. */
 static inline hmpi_req_t *hmpi_req_sent(void) { return &hmpi_req_table[0]; }
+/* The same for every nonblocking receive from MPI_PROC_NULL: complete, with the status
+ * MPI gives one (source MPI_PROC_NULL, tag MPI_ANY_TAG, count 0). Slot 1. A halo
+ * exchange at a boundary posts several a step (stencil: 5 of 6 faces at 2 ranks). */
+static inline hmpi_req_t *hmpi_req_proc_null(void) { return &hmpi_req_table[1]; }
 #ifdef OPEN_MPI
 static inline int hmpi_req_is_ours(MPI_Request h)
 {

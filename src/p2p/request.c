@@ -33,8 +33,8 @@ hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind)
 
 void hmpi_req_release(hmpi_req_t *r)
 {
-    if (r == hmpi_req_sent())
-        return; /* shared by every send it stands for, never freed */
+    if (r == hmpi_req_sent() || r == hmpi_req_proc_null())
+        return; /* shared by every operation it stands for, never freed */
     uint32_t i = (uint32_t)(r - hmpi_req_table);
     if (r->holds_comm)
         hmpi_comm_unref(r->comm);
@@ -78,11 +78,16 @@ int hmpi_req_table_init(void)
         return -1;
     }
     hmpi_req_table = p;
-    top = 1; /* slot 0 is hmpi_req_sent() */
+    top = 2; /* slot 0 is hmpi_req_sent(), slot 1 hmpi_req_proc_null() */
     hmpi_req_t *sent = hmpi_req_sent();
     hmpi_req_zero(sent);
     sent->kind = HMPI_REQ_SEND;
     sent->complete = 1;
     hmpi_status_set(&sent->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+    hmpi_req_t *null = hmpi_req_proc_null();
+    hmpi_req_zero(null);
+    null->kind = HMPI_REQ_RECV;
+    null->complete = 1;
+    hmpi_status_set(&null->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
     return 0;
 }
