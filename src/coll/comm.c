@@ -20,17 +20,9 @@ int hmpi_coll_finalizing;
 void hmpi_coll_wait_slow(const _Atomic uint64_t *word, uint64_t want)
 {
     hmpi_backoff_t b = {0};
-    unsigned polls = 0;
-    while (atomic_load_explicit(word, memory_order_acquire) < want) {
-        /* Local peers' messages must still move while we wait (a peer may be blocked
-         * in a synchronous send to us before it enters this collective). */
-        if ((++polls & 15) == 0 || hmpi_backoff_yielding(&b)) {
-            hmpi_p2p_lock();
-            hmpi_p2p_progress();
-            hmpi_p2p_unlock();
-        }
-        hmpi_backoff(&b);
-    }
+    while (atomic_load_explicit(word, memory_order_acquire) < want)
+        hmpi_wait_step(&b, 0); /* local peers' messages still move (one may be blocked in
+                                * a synchronous send to us before it enters this) */
     hmpi_wait_end(&b, HMPI_WAIT_COLL);
 }
 
@@ -50,15 +42,8 @@ void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e)
         if (i == t->me || finished(t, i, e))
             continue;
         hmpi_backoff_t b = {0};
-        unsigned polls = 0;
-        while (!finished(t, i, e)) {
-            if ((++polls & 15) == 0 || hmpi_backoff_yielding(&b)) {
-                hmpi_p2p_lock();
-                hmpi_p2p_progress();
-                hmpi_p2p_unlock();
-            }
-            hmpi_backoff(&b);
-        }
+        while (!finished(t, i, e))
+            hmpi_wait_step(&b, 0);
         hmpi_wait_end(&b, HMPI_WAIT_COLL);
     }
     if (t->seen_done < e)

@@ -496,13 +496,29 @@ static void walk_inflight(void)
 static MPI_Comm poke_comm = MPI_COMM_NULL;
 static MPI_Request poke_req = MPI_REQUEST_NULL;
 
-static void poke_below(void)
+static void poke_below_now(void)
 {
-    static unsigned calls;
-    if ((++calls & 63) == 0 && poke_req != MPI_REQUEST_NULL) {
+    if (poke_req != MPI_REQUEST_NULL) {
         int flag;
         PMPI_Test(&poke_req, &flag, MPI_STATUS_IGNORE);
     }
+}
+
+static void poke_below(void)
+{
+    static unsigned calls;
+    if ((++calls & 63) == 0)
+        poke_below_now();
+}
+
+/* What every wait of HMPI moves (shm/wait.h, hmpi_wait_progress). */
+static void wait_progress(int below)
+{
+    hmpi_p2p_lock();
+    hmpi_p2p_progress();
+    if (below)
+        poke_below_now();
+    hmpi_p2p_unlock();
 }
 
 int hmpi_p2p_busy(void)
@@ -1120,11 +1136,13 @@ int hmpi_p2p_init(void)
         PMPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, poke_comm, &poke_req);
     cma_ok = cma_check();
     me->cma_ok = cma_ok;
+    hmpi_wait_progress = wait_progress;
     return 0;
 }
 
 void hmpi_p2p_finalize(void)
 {
+    hmpi_wait_progress = NULL;
     me = NULL;
     lane_k = 0;
     free(lane_in), free(lane_head), free(lane_free), free(lane_skip), free(lane_next);

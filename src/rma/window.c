@@ -49,16 +49,8 @@ static void destroy(hmpi_win_t *w)
 
 void hmpi_rma_wait_step(const hmpi_win_t *w, hmpi_rma_wait_t *wt)
 {
-    if (hmpi_backoff_yielding(&wt->b)) {
-        hmpi_p2p_lock();
-        hmpi_p2p_progress();
-        hmpi_p2p_unlock();
-        if (w && w->mixed) { /* a peer may be inside the below, waiting for our progress */
-            int flag;
-            PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
-        }
-    }
-    hmpi_backoff(&wt->b);
+    hmpi_wait_step(&wt->b, w && w->mixed); /* mixed: a peer may be inside the below,
+                                            * waiting for our progress */
 }
 
 void hmpi_rma_barrier(hmpi_win_t *w)

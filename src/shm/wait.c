@@ -6,6 +6,7 @@
 #include <time.h>
 
 unsigned hmpi_spin_limit = HMPI_SPIN_DEDICATED;
+hmpi_wait_progress_fn hmpi_wait_progress;
 uint32_t hmpi_wait_step16;
 
 _Static_assert(HMPI_STAT_wait_send == HMPI_STAT_wait_recv + 2 * HMPI_WAIT_SEND &&

@@ -1,6 +1,7 @@
 /* wait.h: how every HMPI wait loop waits. Spin briefly (the peer is usually running on
  * another core), then yield the core, because tests run 8 ranks on 2 cores and the
- * rank we wait for may need our core. And what the waits cost, for the statistics: a
+ * rank we wait for may need our core; meanwhile let the engine that p2p registers move
+ * (hmpi_wait_step). And what the waits cost, for the statistics: a
  * wait loop ends with hmpi_wait_end, which counts a wait that took a step (did not
  * complete at once) and its time. No MPI in here. */
 #ifndef HMPI_SHM_WAIT_H
@@ -52,6 +53,30 @@ static inline void hmpi_backoff(hmpi_backoff_t *b)
     } else {
         hmpi_backoff_slow(b);
     }
+}
+
+/* What moves while anyone waits: the point-to-point engine registers it at MPI_Init
+ * (p2p/engine.c), so that a rank waiting in a collective, an RMA synchronization or
+ * anywhere else still takes in its local peers' messages (a peer may be blocked in a
+ * synchronous send to it) and, every so often, moves the MPI below. below: what the
+ * wait waits for may come through the MPI below (a window with remote members), so
+ * move it now, not only every so often. NULL while nothing is registered. */
+typedef void (*hmpi_wait_progress_fn)(int below);
+extern HMPI_HIDDEN hmpi_wait_progress_fn hmpi_wait_progress;
+
+/* Spinning steps between two calls of the progress hook; past spinning, every step. */
+enum { HMPI_WAIT_POLL = 16 };
+
+/* One step of any wait of HMPI: the progress hook every HMPI_WAIT_POLL-th step while
+ * spinning and at every step once yielding, then a backoff step. below as for the hook,
+ * passed only on yielding steps (a spinning waiter's peer is running, not waiting for
+ * the MPI below). */
+static inline void hmpi_wait_step(hmpi_backoff_t *b, int below)
+{
+    int yielding = hmpi_backoff_yielding(b);
+    if ((yielding || b->spins % HMPI_WAIT_POLL == HMPI_WAIT_POLL - 1) && hmpi_wait_progress)
+        hmpi_wait_progress(below && yielding);
+    hmpi_backoff(b);
 }
 
 /* What a wait waited for: its counters are wait_<family> and wait_<family>_ns, in this
