@@ -16,14 +16,14 @@ void hmpi_rma_acc_lock(hmpi_win_t *w, int wl)
 {
     hmpi_rma_tsync_t *t = hmpi_rma_tsync(w->ctrl, wl);
     hmpi_rma_wait_t wt = {{0}};
-    while (!hmpi_rma_acc_try(t))
+    while (!hmpi_tas_try(&t->acc))
         hmpi_rma_wait_step(w, &wt);
     hmpi_wait_end(&wt.b, HMPI_WAIT_RMA);
 }
 
 void hmpi_rma_acc_unlock(hmpi_win_t *w, int wl)
 {
-    hmpi_rma_acc_release(hmpi_rma_tsync(w->ctrl, wl));
+    hmpi_tas_release(&hmpi_rma_tsync(w->ctrl, wl)->acc);
 }
 
 static int predefined_op(MPI_Op op)

@@ -24,7 +24,7 @@ static void lock_word(hmpi_win_t *w, int wl, int exclusive)
 {
     hmpi_rma_tsync_t *t = hmpi_rma_tsync(w->ctrl, wl);
     hmpi_rma_wait_t wt = {{0}};
-    while (!(exclusive ? hmpi_rma_rw_try_excl(t) : hmpi_rma_rw_try_shared(t)))
+    while (!(exclusive ? hmpi_rw_try_excl(&t->rw) : hmpi_rw_try_shared(&t->rw)))
         hmpi_rma_wait_step(w, &wt);
     hmpi_wait_end(&wt.b, HMPI_WAIT_RMA);
 }
@@ -33,9 +33,9 @@ static void unlock_word(hmpi_win_t *w, int wl, int exclusive)
 {
     hmpi_rma_tsync_t *t = hmpi_rma_tsync(w->ctrl, wl);
     if (exclusive)
-        hmpi_rma_rw_release_excl(t);
+        hmpi_rw_release_excl(&t->rw);
     else
-        hmpi_rma_rw_release_shared(t);
+        hmpi_rw_release_shared(&t->rw);
 }
 
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)

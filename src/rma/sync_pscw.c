@@ -45,7 +45,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
         for (int i = 0; i < w->npost; i++) {
             int o = w->mem[w->post_ranks[i]].wl;
             if (o >= 0)
-                hmpi_rma_count_bump(hmpi_rma_post_cell(w->ctrl, w->wl, o));
+                hmpi_count_bump(hmpi_rma_post_cell(w->ctrl, w->wl, o));
         }
     }
     w->posted = 1;
@@ -76,7 +76,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
             continue;
         _Atomic uint32_t *cell = hmpi_rma_post_cell(w->ctrl, t, w->wl);
         hmpi_rma_wait_t wt = {{0}};
-        while (!hmpi_rma_count_ahead(cell, w->seen_post[t]))
+        while (!hmpi_count_ahead(cell, w->seen_post[t]))
             hmpi_rma_wait_step(w, &wt);
         hmpi_wait_end(&wt.b, HMPI_WAIT_RMA);
         w->seen_post[t]++;
@@ -100,7 +100,7 @@ int MPI_Win_complete(MPI_Win win)
         int r = w->start_ranks[i], t = w->mem[r].wl;
         w->acc[r] &= (uint8_t)~HMPI_ACC_START;
         if (t >= 0)
-            hmpi_rma_count_bump(hmpi_rma_done_cell(w->ctrl, w->wl, t));
+            hmpi_count_bump(hmpi_rma_done_cell(w->ctrl, w->wl, t));
     }
     w->started = 0;
     return w->mixed ? PMPI_Win_complete(win) : MPI_SUCCESS;
@@ -112,7 +112,7 @@ static int all_done(hmpi_win_t *w)
 {
     for (int i = 0; i < w->npost; i++) {
         int o = w->mem[w->post_ranks[i]].wl;
-        if (o >= 0 && !hmpi_rma_count_ahead(hmpi_rma_done_cell(w->ctrl, o, w->wl), w->seen_done[o]))
+        if (o >= 0 && !hmpi_count_ahead(hmpi_rma_done_cell(w->ctrl, o, w->wl), w->seen_done[o]))
             return 0;
     }
     return 1;
