@@ -1,6 +1,9 @@
 /* pt2pt.c: the point-to-point entry points. Each validates its arguments as the MPI
  * standard says, then sends a message to a peer on this node through the p2p engine
- * and one to another node through the MPI below. Holds no algorithm. */
+ * and one to another node through the MPI below. The protocols live in p2p/; here are
+ * only the choice of path (the short way to a local peer tried first, a blocking send to
+ * another node made nonblocking while local peers may need this rank's progress) and
+ * MPI_Sendrecv and MPI_Sendrecv_replace built from the other calls. */
 #include "../core/comm.h"
 #include "../core/datatype.h"
 #include "../core/check.h"

@@ -10,14 +10,14 @@
 
 #include <stdint.h>
 
-/* Completes HMPI request *h, which is complete: status out, handle released or made
- * inactive. Returns the operation's error. */
 /* Receives and polled operations report an error through their status. */
 static int reports_status(const hmpi_req_t *r)
 {
     return r->kind == HMPI_REQ_RECV || r->kind == HMPI_REQ_POLL;
 }
 
+/* Completes HMPI request *h, which is complete: status out, handle released or made
+ * inactive. Returns the operation's error. */
 static int finish_ours(MPI_Request *h, MPI_Status *status)
 {
     hmpi_req_t *r = hmpi_req_obj(*h);
