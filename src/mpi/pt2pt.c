@@ -427,11 +427,11 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Sendrecv");
     MPI_Request rreq;
-    err = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rreq);
+    err = hmpi_self_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rreq);
     if (err)
         return err;
-    err = MPI_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm);
-    int rerr = MPI_Wait(&rreq, status);
+    err = hmpi_self_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    int rerr = hmpi_self_Wait(&rreq, status);
     return err ? err : rerr;
 }
 HMPI_PMPI(Sendrecv)
@@ -461,10 +461,10 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     if (bytes)
         hmpi_type_pack(buf, count, type, copy, (int)bytes, &pos);
     MPI_Request sreq;
-    err = MPI_Isend(copy, (int)bytes, MPI_PACKED, dest, sendtag, comm, &sreq);
+    err = hmpi_self_Isend(copy, (int)bytes, MPI_PACKED, dest, sendtag, comm, &sreq);
     if (!err)
-        err = MPI_Recv(buf, count, type, source, recvtag, comm, status);
-    int serr = err ? MPI_SUCCESS : MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+        err = hmpi_self_Recv(buf, count, type, source, recvtag, comm, status);
+    int serr = err ? MPI_SUCCESS : hmpi_self_Wait(&sreq, MPI_STATUS_IGNORE);
     hmpi_heap_free(copy);
     return err ? err : serr;
 }

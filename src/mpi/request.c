@@ -601,7 +601,7 @@ int MPI_Startall(int count, MPI_Request requests[])
     if (bad_array(count, requests))
         return bad_array_raise(count, "MPI_Startall");
     for (int i = 0; i < count; i++) {
-        int err = MPI_Start(&requests[i]);
+        int err = hmpi_self_Start(&requests[i]);
         if (err)
             return err;
     }

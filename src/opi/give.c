@@ -122,8 +122,9 @@ void opi_give_shutdown(void)
 static int give_local(opi_hdr_t *h, int rank, int tag, opi_comm_t *oc, MPI_Request *req)
 {
     uint64_t len = h->len;
-    int err = req ? MPI_Isend(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow, req)
-                  : MPI_Send(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow);
+    int err = req ? hmpi_self_Isend(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow,
+                                    req)
+                  : hmpi_self_Send(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow);
     if (err == MPI_SUCCESS) {
         hmpi_stat_add(HMPI_STAT_opi_gives_local, 1);
         hmpi_stat_add(HMPI_STAT_opi_bytes_local, len);
@@ -144,7 +145,7 @@ static int give_remote(opi_hdr_t *h, int count, MPI_Datatype type, int rank, int
         return err;
     if ((err = PMPI_Isend(h->data, count, type, rank, tag, oc->shadow, &s)) != MPI_SUCCESS) {
         if (req)
-            MPI_Request_free(req);
+            hmpi_self_Request_free(req);
         return err;
     }
     opi_lock();

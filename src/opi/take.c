@@ -173,9 +173,10 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const opi_type
     }
     if (!err)
         err = route == ROUTE_MIXED
-                  ? MPI_Irecv(op->pkt->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow,
-                              &op->inner)
-                  : MPI_Irecv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow, &op->inner);
+                  ? hmpi_self_Irecv(op->pkt->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow,
+                                    &op->inner)
+                  : hmpi_self_Irecv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow,
+                                    &op->inner);
     hmpi_type_t ht; /* the program may free a derived type before the take completes */
     op->holds_type = !err && hmpi_type_get(type, count, &ht) == MPI_SUCCESS && ht.derived;
     hmpi_p2p_lock();
@@ -248,21 +249,21 @@ int OPI_Take(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MP
     } else {
         switch (route_of(oc, rank)) {
         case ROUTE_LOCAL:
-            err = MPI_Recv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow, &st);
+            err = hmpi_self_Recv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow, &st);
             if (!err)
                 err = finish_local(ptr, want, &st);
             break;
         case ROUTE_REMOTE:
             if ((err = opi_pool_get(opi_span(count, &t), &h)) != MPI_SUCCESS)
                 break;
-            err = MPI_Recv(h->data, count, datatype, rank, tag, oc->shadow, &st);
+            err = hmpi_self_Recv(h->data, count, datatype, rank, tag, oc->shadow, &st);
             *ptr = h->data; /* even truncated: the buffer is the caller's to free */
             break;
         case ROUTE_MIXED:
             if (cap > INT_MAX)
                 err = MPI_ERR_COUNT;
             else if ((err = opi_pool_get(cap, &h)) == MPI_SUCCESS) {
-                err = MPI_Recv(h->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow, &st);
+                err = hmpi_self_Recv(h->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow, &st);
                 err = finish_mixed(ptr, h, oc->hs, count, datatype, &t, &st, err);
             }
             break;
@@ -290,7 +291,7 @@ int OPI_Itake(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, M
     } else if (route == ROUTE_REMOTE) {
         opi_hdr_t *h;
         if ((err = opi_pool_get(opi_span(count, &t), &h)) == MPI_SUCCESS) {
-            err = MPI_Irecv(h->data, count, datatype, rank, tag, oc->shadow, request);
+            err = hmpi_self_Irecv(h->data, count, datatype, rank, tag, oc->shadow, request);
             if (err)
                 opi_pool_put(h);
             else
