@@ -1,6 +1,7 @@
 /* errors.c: raising MPI errors (errors.h). Cold code: nothing here runs unless a call
  * has already failed, so it may format strings and ask the MPI below questions. */
 #include "errors.h"
+#include "../common/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,10 +55,9 @@ static int fatal(MPI_Errhandler eh)
 static void say(const char *fn, int code)
 {
     if (fn)
-        fprintf(stderr, "HMPI: %s: %s (%s)\n", fn, what[0] ? what : "failed", class_name(code));
+        hmpi_log_error("%s: %s (%s)", fn, what[0] ? what : "failed", class_name(code));
     else if (what[0])
-        fprintf(stderr, "HMPI: %s (%s)\n", what, class_name(code));
-    fflush(stderr);
+        hmpi_log_error("%s (%s)", what, class_name(code));
 }
 
 int hmpi_err_comm(MPI_Comm comm, int code, const char *fn)
@@ -93,8 +93,7 @@ void hmpi_err_state(const char *fn)
         hmpi_mpi_state = HMPI_STATE_RUNNING;
         return;
     }
-    fprintf(stderr, "HMPI: %s called %s\n", fn,
-            hmpi_mpi_state == HMPI_STATE_BEFORE ? "before MPI_Init" : "after MPI_Finalize");
-    fflush(stderr);
+    hmpi_log_error("%s called %s", fn,
+                   hmpi_mpi_state == HMPI_STATE_BEFORE ? "before MPI_Init" : "after MPI_Finalize");
     exit(EXIT_FAILURE);
 }

@@ -184,9 +184,13 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
         hmpi_heap_go_private();
         char m[768];
         size_t n = 0;
-        put_str(m, &n, sizeof m, "hmpi[");
-        put_num(m, &n, sizeof m, (unsigned long long)(hmpi_log_rank < 0 ? 0 : hmpi_log_rank), 10);
-        put_str(m, &n, sizeof m, "]: error: the shared region's file system (");
+        put_str(m, &n, sizeof m, "hmpi"); /* log.c's prefix, without its stdio */
+        if (hmpi_log_rank >= 0) {
+            put_str(m, &n, sizeof m, "[");
+            put_num(m, &n, sizeof m, (unsigned long long)hmpi_log_rank, 10);
+            put_str(m, &n, sizeof m, "]");
+        }
+        put_str(m, &n, sizeof m, ": error: the shared region's file system (");
         put_str(m, &n, sizeof m, fault_dir);
         put_str(m, &n, sizeof m, ") is full: no memory for the page at 0x");
         put_num(m, &n, sizeof m, a, 16);

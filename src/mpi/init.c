@@ -19,21 +19,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parts that may be absent from a build define these; each returns 0 or -1 (logged). */
-int hmpi_coll_init(void) __attribute__((weak));
-int hmpi_rma_init(void) __attribute__((weak));
-int hmpi_opi_init(void) __attribute__((weak));
-void hmpi_coll_finalize(void) __attribute__((weak));
-void hmpi_rma_finalize(void) __attribute__((weak));
-void hmpi_opi_finalize(void) __attribute__((weak));
+/* The start and end of the parts coll/, rma/ and opi/ (always built, see
+ * src/CMakeLists.txt); each start returns 0 or -1 (logged). */
+int hmpi_coll_init(void);
+int hmpi_rma_init(void);
+int hmpi_opi_init(void);
+void hmpi_coll_finalize(void);
+void hmpi_rma_finalize(void);
+void hmpi_opi_finalize(void);
 
 static int start_parts(int provided)
 {
     if (hmpi_comm_init() != 0 || hmpi_p2p_init() != 0)
         return -1;
     hmpi_op_init();
-    if ((hmpi_coll_init && hmpi_coll_init() != 0) || (hmpi_rma_init && hmpi_rma_init() != 0) ||
-        (hmpi_opi_init && hmpi_opi_init() != 0))
+    if (hmpi_coll_init() != 0 || hmpi_rma_init() != 0 || hmpi_opi_init() != 0)
         return -1;
     int *ub, flag = 0;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
@@ -83,7 +83,7 @@ static void hmpi_start(int provided)
     }
     hmpi_node.active = all;
     /* OPI is an API of HMPI's own: it runs over the MPI below when HMPI passes through. */
-    int failed = all ? start_parts(provided) != 0 : hmpi_opi_init && hmpi_opi_init() != 0;
+    int failed = all ? start_parts(provided) != 0 : hmpi_opi_init() != 0;
     if (failed) {
         hmpi_log_error("cannot start HMPI's parts: stopping");
         PMPI_Abort(MPI_COMM_WORLD, 1);
@@ -128,12 +128,9 @@ int MPI_Finalize(void)
     hmpi_report_finalize();
     if (hmpi_node.active) {
         PMPI_Barrier(MPI_COMM_WORLD); /* no peer may still look for our requests */
-        if (hmpi_opi_finalize)
-            hmpi_opi_finalize();
-        if (hmpi_rma_finalize)
-            hmpi_rma_finalize();
-        if (hmpi_coll_finalize)
-            hmpi_coll_finalize();
+        hmpi_opi_finalize();
+        hmpi_rma_finalize();
+        hmpi_coll_finalize();
         hmpi_p2p_finalize();
         hmpi_comm_finalize();
     }

@@ -86,7 +86,8 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
         }
         return err;
     }
-    while ((err = MPI_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS && !flag)
+    while ((err = hmpi_self_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS &&
+           !flag)
         hmpi_backoff(&b);
     hmpi_wait_end(&b, hmpi_p2p_wait_family(c, 0));
     return err;

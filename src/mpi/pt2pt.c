@@ -1,6 +1,9 @@
 /* pt2pt.c: the point-to-point entry points. Each validates its arguments as the MPI
  * standard says, then sends a message to a peer on this node through the p2p engine
- * and one to another node through the MPI below. Holds no algorithm. */
+ * and one to another node through the MPI below. The protocols live in p2p/; here are
+ * only the choice of path (the short way to a local peer tried first, a blocking send to
+ * another node made nonblocking while local peers may need this rank's progress) and
+ * MPI_Sendrecv and MPI_Sendrecv_replace built from the other calls. */
 #include "../core/comm.h"
 #include "../core/datatype.h"
 #include "../core/check.h"
@@ -422,11 +425,11 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Sendrecv");
     MPI_Request rreq;
-    err = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rreq);
+    err = hmpi_self_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rreq);
     if (err)
         return err;
-    err = MPI_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm);
-    int rerr = MPI_Wait(&rreq, status);
+    err = hmpi_self_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    int rerr = hmpi_self_Wait(&rreq, status);
     return err ? err : rerr;
 }
 HMPI_PMPI(Sendrecv)
@@ -456,10 +459,10 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     if (bytes)
         hmpi_type_pack(buf, count, type, copy, (int)bytes, &pos);
     MPI_Request sreq;
-    err = MPI_Isend(copy, (int)bytes, MPI_PACKED, dest, sendtag, comm, &sreq);
+    err = hmpi_self_Isend(copy, (int)bytes, MPI_PACKED, dest, sendtag, comm, &sreq);
     if (!err)
-        err = MPI_Recv(buf, count, type, source, recvtag, comm, status);
-    int serr = err ? MPI_SUCCESS : MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+        err = hmpi_self_Recv(buf, count, type, source, recvtag, comm, status);
+    int serr = err ? MPI_SUCCESS : hmpi_self_Wait(&sreq, MPI_STATUS_IGNORE);
     hmpi_heap_free(copy);
     return err ? err : serr;
 }

@@ -10,14 +10,14 @@
 
 #include <stdint.h>
 
-/* Completes HMPI request *h, which is complete: status out, handle released or made
- * inactive. Returns the operation's error. */
 /* Receives and polled operations report an error through their status. */
 static int reports_status(const hmpi_req_t *r)
 {
     return r->kind == HMPI_REQ_RECV || r->kind == HMPI_REQ_POLL;
 }
 
+/* Completes HMPI request *h, which is complete: status out, handle released or made
+ * inactive. Returns the operation's error. */
 static int finish_ours(MPI_Request *h, MPI_Status *status)
 {
     hmpi_req_t *r = hmpi_req_obj(*h);
@@ -601,7 +601,7 @@ int MPI_Startall(int count, MPI_Request requests[])
     if (bad_array(count, requests))
         return bad_array_raise(count, "MPI_Startall");
     for (int i = 0; i < count; i++) {
-        int err = MPI_Start(&requests[i]);
+        int err = hmpi_self_Start(&requests[i]);
         if (err)
             return err;
     }

@@ -18,19 +18,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-opi_state_t opi;
+hmpi_opi_state_t hmpi_opi;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int codes[OPI_E_COUNT];
-static int shadow_keyval = MPI_KEYVAL_INVALID; /* on user comms: their opi_comm_t */
+static int shadow_keyval = MPI_KEYVAL_INVALID; /* on user comms: their hmpi_opi_comm_t */
 static int final_keyval = MPI_KEYVAL_INVALID;  /* on MPI_COMM_SELF under pass-through */
-static opi_comm_t world_oc, self_oc;
+static hmpi_opi_comm_t world_oc, self_oc;
 static int world_ok;      /* written at MPI_Init and MPI_Finalize only */
 static _Atomic int self_ok;
 
-void opi_lock_slow(void) { pthread_mutex_lock(&lock); }
-void opi_unlock_slow(void) { pthread_mutex_unlock(&lock); }
+void hmpi_opi_lock_slow(void) { pthread_mutex_lock(&lock); }
+void hmpi_opi_unlock_slow(void) { pthread_mutex_unlock(&lock); }
 
 static const struct {
     int cls;
@@ -52,17 +52,17 @@ static const struct {
     [OPI_E_NO_INIT] = {MPI_ERR_OTHER, "OPI: not set up at MPI_Init (HMPI's OPI hook did not run)"},
 };
 
-int opi_code(opi_err_t e)
+int hmpi_opi_code(hmpi_opi_err_t e)
 {
     hmpi_err_what(0, "%s", errs[e].msg); /* for the message of a fatal handler */
-    if (atomic_load_explicit(&opi.ready, memory_order_acquire) && codes[e])
+    if (atomic_load_explicit(&hmpi_opi.ready, memory_order_acquire) && codes[e])
         return codes[e];
     if (hmpi_knobs.VERBOSE >= 1) /* the MPI below cannot carry the message: say it here */
         hmpi_log_info("%s", errs[e].msg);
     return errs[e].cls;
 }
 
-int opi_raise(MPI_Comm comm, int code)
+int hmpi_opi_raise(MPI_Comm comm, int code)
 {
     int fin = 0;
     if (code == MPI_SUCCESS)
@@ -83,7 +83,7 @@ static int null_query(void *extra, MPI_Status *st)
 static int null_free(void *extra) { return MPI_SUCCESS; }
 static int null_cancel(void *extra, int complete) { return MPI_SUCCESS; }
 
-int opi_req_done(const opi_comm_t *oc, int proc_null, MPI_Request *req)
+int hmpi_opi_req_done(const hmpi_opi_comm_t *oc, int proc_null, MPI_Request *req)
 {
     if (oc->hs) {
         MPI_Request h = hmpi_req_done(proc_null);
@@ -106,8 +106,8 @@ static void shutdown_once(void);
 
 static int shadow_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 {
-    opi_comm_t *oc = val;
-    MPI_Comm_free(&oc->shadow); /* through HMPI, which forgets its state */
+    hmpi_opi_comm_t *oc = val;
+    hmpi_self_Comm_free(&oc->shadow); /* through HMPI, which forgets its state */
     free(oc);
     return MPI_SUCCESS;
 }
@@ -133,28 +133,28 @@ static void common_init(void)
     }
     int *ub = NULL, flag = 0, provided = MPI_THREAD_SINGLE;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
-    opi.tag_ub = flag && ub ? *ub : 32767;
+    hmpi_opi.tag_ub = flag && ub ? *ub : 32767;
     PMPI_Query_thread(&provided);
-    opi.threaded = provided == MPI_THREAD_MULTIPLE;
-    opi.active = hmpi_node.active;
-    opi.me = opi.active ? hmpi_node.rank : 0;
+    hmpi_opi.threaded = provided == MPI_THREAD_MULTIPLE;
+    hmpi_opi.active = hmpi_node.active;
+    hmpi_opi.me = hmpi_opi.active ? hmpi_node.rank : 0;
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, shadow_delete, &shadow_keyval, NULL);
-    if (!opi.active) {
+    if (!hmpi_opi.active) {
         /* Pass-through: HMPI's finalize does not run, so MPI_COMM_SELF's attribute
          * delete callback (the first thing MPI_Finalize does) finishes OPI's sends. */
         PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, final_delete, &final_keyval, NULL);
         PMPI_Comm_set_attr(MPI_COMM_SELF, final_keyval, NULL);
     }
-    atomic_store_explicit(&opi.ready, 1, memory_order_release);
+    atomic_store_explicit(&hmpi_opi.ready, 1, memory_order_release);
 }
 
-int opi_ready_slow(void)
+int hmpi_opi_ready_slow(void)
 {
     int init = 0, fin = 0;
     PMPI_Initialized(&init);
     PMPI_Finalized(&fin);
     if (!init || fin)
-        return opi_code(OPI_E_NO_INIT);
+        return hmpi_opi_code(OPI_E_NO_INIT);
     pthread_once(&once, common_init);
     return MPI_SUCCESS;
 }
@@ -162,10 +162,10 @@ int opi_ready_slow(void)
 /* Dups comm (collective over it) into oc. The dup goes through HMPI's MPI_Comm_dup,
  * which gives the shadow its own matching context and local-rank tables. Its errors
  * return: OPI raises them on the user's communicator. */
-static int make_shadow(MPI_Comm comm, opi_comm_t *oc)
+static int make_shadow(MPI_Comm comm, hmpi_opi_comm_t *oc)
 {
     MPI_Comm sh;
-    int err = MPI_Comm_dup(comm, &sh);
+    int err = hmpi_self_Comm_dup(comm, &sh);
     if (err)
         return err;
     PMPI_Comm_set_errhandler(sh, MPI_ERRORS_RETURN);
@@ -183,7 +183,7 @@ static int make_shadow(MPI_Comm comm, opi_comm_t *oc)
 }
 
 /* The shadow OPI_Comm_enable attached to comm, or NULL; MPI_ERR_COMM for a bad comm. */
-static int shadow_of(MPI_Comm comm, opi_comm_t **oc_p)
+static int shadow_of(MPI_Comm comm, hmpi_opi_comm_t **oc_p)
 {
     void *val = NULL;
     int flag = 0;
@@ -193,43 +193,43 @@ static int shadow_of(MPI_Comm comm, opi_comm_t **oc_p)
     return MPI_SUCCESS;
 }
 
-int opi_comm_get(MPI_Comm comm, opi_comm_t **oc_p)
+int hmpi_opi_comm_get(MPI_Comm comm, hmpi_opi_comm_t **oc_p)
 {
     if (comm == MPI_COMM_WORLD) {
         if (!world_ok)
-            return opi_code(OPI_E_NO_INIT);
+            return hmpi_opi_code(OPI_E_NO_INIT);
         *oc_p = &world_oc;
         return MPI_SUCCESS;
     }
     if (comm == MPI_COMM_NULL)
         return MPI_ERR_COMM;
     if (comm == MPI_COMM_SELF) {
-        /* Made outside opi_lock (MPI_Comm_dup may take the engine lock); a thread that
+        /* Made outside hmpi_opi_lock (MPI_Comm_dup may take the engine lock); a thread that
          * loses the race frees its copy. */
         if (!atomic_load_explicit(&self_ok, memory_order_acquire)) {
-            opi_comm_t mine;
+            hmpi_opi_comm_t mine;
             int err = make_shadow(MPI_COMM_SELF, &mine);
             if (err)
                 return err;
-            opi_lock();
+            hmpi_opi_lock();
             int lost = atomic_load_explicit(&self_ok, memory_order_relaxed);
             if (!lost) {
                 self_oc = mine;
                 atomic_store_explicit(&self_ok, 1, memory_order_release);
             }
-            opi_unlock();
+            hmpi_opi_unlock();
             if (lost)
-                MPI_Comm_free(&mine.shadow);
+                hmpi_self_Comm_free(&mine.shadow);
         }
         *oc_p = &self_oc;
         return MPI_SUCCESS;
     }
-    opi_comm_t *oc;
+    hmpi_opi_comm_t *oc;
     int err = shadow_of(comm, &oc);
     if (err)
         return err;
     if (!oc)
-        return opi_code(OPI_E_COMM);
+        return hmpi_opi_code(OPI_E_COMM);
     *oc_p = oc;
     return MPI_SUCCESS;
 }
@@ -237,32 +237,32 @@ int opi_comm_get(MPI_Comm comm, opi_comm_t **oc_p)
 int OPI_Comm_enable(MPI_Comm comm)
 {
     HMPI_ENTER("OPI_Comm_enable");
-    int err = opi_ready();
+    int err = hmpi_opi_ready();
     if (err)
-        return opi_raise(comm, err);
+        return hmpi_opi_raise(comm, err);
     if (comm == MPI_COMM_NULL)
-        return opi_raise(MPI_COMM_NULL,
+        return hmpi_opi_raise(MPI_COMM_NULL,
                          hmpi_err_what(MPI_ERR_COMM, "OPI_Comm_enable: comm is MPI_COMM_NULL"));
-    opi_comm_t *oc;
+    hmpi_opi_comm_t *oc;
     if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF)
-        return opi_raise(comm, opi_comm_get(comm, &oc));
+        return hmpi_opi_raise(comm, hmpi_opi_comm_get(comm, &oc));
     if ((err = shadow_of(comm, &oc)) != MPI_SUCCESS || oc)
-        return opi_raise(comm, err); /* a bad communicator, or enabled before */
+        return hmpi_opi_raise(comm, err); /* a bad communicator, or enabled before */
     oc = malloc(sizeof *oc);
     if (!oc)
-        return opi_raise(comm, MPI_ERR_NO_MEM);
+        return hmpi_opi_raise(comm, MPI_ERR_NO_MEM);
     err = make_shadow(comm, oc);
     if (!err && (err = PMPI_Comm_set_attr(comm, shadow_keyval, oc)) != MPI_SUCCESS)
-        MPI_Comm_free(&oc->shadow);
+        hmpi_self_Comm_free(&oc->shadow);
     if (err)
         free(oc);
-    return opi_raise(comm, err);
+    return hmpi_opi_raise(comm, err);
 }
 
 /* HMPI's MPI_Init hook (mpi/init.c). */
 int hmpi_opi_init(void)
 {
-    if (opi_ready_slow() != MPI_SUCCESS || make_shadow(MPI_COMM_WORLD, &world_oc) != 0) {
+    if (hmpi_opi_ready_slow() != MPI_SUCCESS || make_shadow(MPI_COMM_WORLD, &world_oc) != 0) {
         hmpi_log_error("OPI: cannot make the shadow of MPI_COMM_WORLD");
         return -1;
     }
@@ -276,13 +276,13 @@ static void shutdown_once(void)
     if (done)
         return;
     done = 1;
-    opi_give_shutdown();
+    hmpi_opi_give_shutdown();
     if (world_ok) {
         world_ok = 0;
-        MPI_Comm_free(&world_oc.shadow);
+        hmpi_self_Comm_free(&world_oc.shadow);
     }
     if (atomic_exchange(&self_ok, 0))
-        MPI_Comm_free(&self_oc.shadow);
+        hmpi_self_Comm_free(&self_oc.shadow);
 }
 
 /* HMPI's MPI_Finalize hook: after the final barrier, before p2p and the communicators
@@ -294,7 +294,7 @@ void hmpi_opi_finalize(void)
 
 /* ---- datatypes ---------------------------------------------------------------------------- */
 
-int opi_type_get(MPI_Datatype type, opi_type_t *t)
+int hmpi_opi_type_get(MPI_Datatype type, hmpi_opi_type_t *t)
 {
     int size;
     MPI_Aint lb;
@@ -303,19 +303,19 @@ int opi_type_get(MPI_Datatype type, opi_type_t *t)
         PMPI_Type_get_true_extent(type, &t->tlb, &t->textent) != MPI_SUCCESS)
         return MPI_ERR_TYPE;
     if (t->tlb < 0 || t->extent < 0 || t->textent < 0)
-        return opi_code(OPI_E_TYPE);
+        return hmpi_opi_code(OPI_E_TYPE);
     t->size = (size_t)size;
     return MPI_SUCCESS;
 }
 
-size_t opi_span(int count, const opi_type_t *t)
+size_t hmpi_opi_span(int count, const hmpi_opi_type_t *t)
 {
     if (count == 0 || t->size == 0)
         return 0;
     return (size_t)t->tlb + (size_t)(count - 1) * (size_t)t->extent + (size_t)t->textent;
 }
 
-int opi_contig(int count, const opi_type_t *t)
+int hmpi_opi_contig(int count, const hmpi_opi_type_t *t)
 {
     return t->tlb == 0 && (MPI_Aint)t->size == t->textent &&
            (count <= 1 || t->extent == t->textent);

@@ -15,22 +15,22 @@
 #include <stdlib.h>
 #include <time.h>
 
-/* Sends of contents in flight: req[i] carries hdr[i]. Guarded by opi_lock. */
+/* Sends of contents in flight: req[i] carries hdr[i]. Guarded by hmpi_opi_lock. */
 static struct {
     MPI_Request *req;
-    opi_hdr_t **hdr;
+    hmpi_opi_hdr_t **hdr;
     int *idx;
     int n, cap;
 } sends;
 
-static int sends_add_locked(MPI_Request r, opi_hdr_t *h)
+static int sends_add_locked(MPI_Request r, hmpi_opi_hdr_t *h)
 {
     if (sends.n == sends.cap) {
         int cap = sends.cap ? 2 * sends.cap : 64;
         MPI_Request *req = realloc(sends.req, sizeof *req * (size_t)cap);
         if (req)
             sends.req = req;
-        opi_hdr_t **hdr = realloc(sends.hdr, sizeof *hdr * (size_t)cap);
+        hmpi_opi_hdr_t **hdr = realloc(sends.hdr, sizeof *hdr * (size_t)cap);
         if (hdr)
             sends.hdr = hdr;
         int *idx = realloc(sends.idx, sizeof *idx * (size_t)cap);
@@ -60,10 +60,10 @@ static void sends_compact_locked(void)
     sends.n = k;
 }
 
-int opi_give_progress(void)
+int hmpi_opi_give_progress(void)
 {
     int back = 0;
-    opi_lock();
+    hmpi_opi_lock();
     if (sends.n) {
         int outcount = 0;
 #if defined(__GNUC__) && !defined(__clang__)
@@ -75,15 +75,15 @@ int opi_give_progress(void)
 #pragma GCC diagnostic pop
 #endif
         for (int i = 0; outcount != MPI_UNDEFINED && i < outcount; i++, back++)
-            opi_pool_put_locked(sends.hdr[sends.idx[i]]);
+            hmpi_opi_pool_put_locked(sends.hdr[sends.idx[i]]);
         if (back)
             sends_compact_locked();
     }
-    opi_unlock();
+    hmpi_opi_unlock();
     return back;
 }
 
-void opi_give_shutdown(void)
+void hmpi_opi_give_shutdown(void)
 {
     /* A correct program takes every buffer given to it before it finalizes, so these
      * sends complete; one that never takes must not hang the giver's MPI_Finalize. */
@@ -91,15 +91,15 @@ void opi_give_shutdown(void)
     time_t start = time(NULL);
     hmpi_backoff_t b = {0};
     for (;;) {
-        opi_give_progress();
-        opi_lock();
+        hmpi_opi_give_progress();
+        hmpi_opi_lock();
         int left = sends.n;
-        opi_unlock();
+        hmpi_opi_unlock();
         if (!left || time(NULL) - start >= PATIENCE_S)
             break;
         hmpi_backoff(&b);
     }
-    opi_lock();
+    hmpi_opi_lock();
     if (sends.n)
         hmpi_log_error("OPI: %d given buffer(s) never taken; leaving them to the MPI below",
                        sends.n);
@@ -112,18 +112,19 @@ void opi_give_shutdown(void)
     sends.hdr = NULL;
     sends.idx = NULL;
     sends.n = sends.cap = 0;
-    opi_unlock();
+    hmpi_opi_unlock();
 }
 
 /* ---- the two ways ------------------------------------------------------------------------ */
 
 /* The pointer to a local rank. After the send starts, the buffer may be the taker's
  * already: nothing here reads its header afterwards. */
-static int give_local(opi_hdr_t *h, int rank, int tag, opi_comm_t *oc, MPI_Request *req)
+static int give_local(hmpi_opi_hdr_t *h, int rank, int tag, hmpi_opi_comm_t *oc, MPI_Request *req)
 {
     uint64_t len = h->len;
-    int err = req ? MPI_Isend(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow, req)
-                  : MPI_Send(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow);
+    int err = req ? hmpi_self_Isend(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow,
+                                    req)
+                  : hmpi_self_Send(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow);
     if (err == MPI_SUCCESS) {
         hmpi_stat_add(HMPI_STAT_opi_gives_local, 1);
         hmpi_stat_add(HMPI_STAT_opi_bytes_local, len);
@@ -132,31 +133,31 @@ static int give_local(opi_hdr_t *h, int rank, int tag, opi_comm_t *oc, MPI_Reque
 }
 
 /* The contents to a rank of another node (or anyone, under pass-through). */
-static int give_remote(opi_hdr_t *h, int count, MPI_Datatype type, int rank, int tag,
-                       opi_comm_t *oc, MPI_Request *req)
+static int give_remote(hmpi_opi_hdr_t *h, int count, MPI_Datatype type, int rank, int tag,
+                       hmpi_opi_comm_t *oc, MPI_Request *req)
 {
     MPI_Request s;
     uint64_t len = h->len;
     /* The request handed back is complete already: an HMPI done request, or the MPI
      * below's (a send to MPI_PROC_NULL). Made first, so a failure leaves nothing sent. */
-    int err = req ? opi_req_done(oc, 0, req) : 0;
+    int err = req ? hmpi_opi_req_done(oc, 0, req) : 0;
     if (err)
         return err;
     if ((err = PMPI_Isend(h->data, count, type, rank, tag, oc->shadow, &s)) != MPI_SUCCESS) {
         if (req)
-            MPI_Request_free(req);
+            hmpi_self_Request_free(req);
         return err;
     }
-    opi_lock();
+    hmpi_opi_lock();
     int tracked = sends_add_locked(s, h) == MPI_SUCCESS;
-    opi_unlock();
+    hmpi_opi_unlock();
     if (!tracked) { /* no room to remember it: finish it here instead */
         PMPI_Wait(&s, MPI_STATUS_IGNORE);
-        opi_pool_put(h);
+        hmpi_opi_pool_put(h);
     }
     hmpi_stat_add(HMPI_STAT_opi_gives_remote, 1);
     hmpi_stat_add(HMPI_STAT_opi_bytes_remote, len);
-    opi_give_progress();
+    hmpi_opi_give_progress();
     return MPI_SUCCESS;
 }
 
@@ -164,16 +165,16 @@ static int give_remote(opi_hdr_t *h, int count, MPI_Datatype type, int rank, int
 static int give(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI_Comm comm,
                 MPI_Request *req)
 {
-    opi_comm_t *oc = NULL;
-    opi_type_t t;
-    opi_hdr_t *h = NULL;
+    hmpi_opi_comm_t *oc = NULL;
+    hmpi_opi_type_t t;
+    hmpi_opi_hdr_t *h = NULL;
     const char *fn = req ? "OPI_Igive" : "OPI_Give";
     HMPI_ENTER(fn);
-    int err = opi_ready();
+    int err = hmpi_opi_ready();
     if (!err)
-        err = opi_comm_get(comm, &oc);
+        err = hmpi_opi_comm_get(comm, &oc);
     if (!err && !ptr)
-        err = opi_code(OPI_E_ARG_NULL);
+        err = hmpi_opi_code(OPI_E_ARG_NULL);
     if (!err && count < 0)
         err = hmpi_err_what(MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
     if (!err && type == MPI_DATATYPE_NULL)
@@ -181,35 +182,35 @@ static int give(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI
     if (!err && hmpi_check_type(type, "datatype"))
         err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is not committed", fn);
     if (!err)
-        err = opi_type_get(type, &t);
-    if (!err && (tag < 0 || tag > opi.tag_ub))
-        err = hmpi_err_what(MPI_ERR_TAG, "%s: tag %d is outside 0..%d", fn, tag, opi.tag_ub);
+        err = hmpi_opi_type_get(type, &t);
+    if (!err && (tag < 0 || tag > hmpi_opi.tag_ub))
+        err = hmpi_err_what(MPI_ERR_TAG, "%s: tag %d is outside 0..%d", fn, tag, hmpi_opi.tag_ub);
     if (!err && rank != MPI_PROC_NULL && (rank < 0 || rank >= oc->peers))
         err = hmpi_err_what(MPI_ERR_RANK, "%s: rank %d is not a rank of a communicator of size %d",
                             fn, rank, oc->peers);
     if (!err)
-        err = opi_buf_claim(*ptr, OPI_GIVEN, &h);
-    if (!err && opi_span(count, &t) > h->size) {
-        atomic_store_explicit(&h->state, OPI_STATE(opi.me, OPI_HELD), memory_order_relaxed);
-        err = opi_code(OPI_E_TOO_SMALL);
+        err = hmpi_opi_buf_claim(*ptr, OPI_GIVEN, &h);
+    if (!err && hmpi_opi_span(count, &t) > h->size) {
+        atomic_store_explicit(&h->state, OPI_STATE(hmpi_opi.me, OPI_HELD), memory_order_relaxed);
+        err = hmpi_opi_code(OPI_E_TOO_SMALL);
     }
     if (err)
-        return opi_raise(comm, err);
-    opi_pool_reclaim();
+        return hmpi_opi_raise(comm, err);
+    hmpi_opi_pool_reclaim();
 
     h->len = (uint64_t)count * t.size;
     if (rank == MPI_PROC_NULL) {
-        err = req ? opi_req_done(oc, 0, req) : 0;
+        err = req ? hmpi_opi_req_done(oc, 0, req) : 0;
         if (!err)
-            opi_pool_put(h); /* consumed, as by any give */
+            hmpi_opi_pool_put(h); /* consumed, as by any give */
     } else if (oc->hs && oc->hs->local_of[rank] >= 0) {
         err = give_local(h, rank, tag, oc, req);
     } else {
         err = give_remote(h, count, type, rank, tag, oc, req);
     }
     if (err) {
-        atomic_store_explicit(&h->state, OPI_STATE(opi.me, OPI_HELD), memory_order_relaxed);
-        return opi_raise(comm, err);
+        atomic_store_explicit(&h->state, OPI_STATE(hmpi_opi.me, OPI_HELD), memory_order_relaxed);
+        return hmpi_opi_raise(comm, err);
     }
     *ptr = NULL;
     return MPI_SUCCESS;
@@ -225,6 +226,6 @@ int OPI_Igive(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, M
 {
     HMPI_ENTER("OPI_Igive");
     if (!request)
-        return opi_raise(comm, hmpi_err_what(MPI_ERR_REQUEST, "OPI_Igive: request is NULL"));
+        return hmpi_opi_raise(comm, hmpi_err_what(MPI_ERR_REQUEST, "OPI_Igive: request is NULL"));
     return give(ptr, count, datatype, rank, tag, comm, request);
 }

@@ -3,7 +3,7 @@
  * OPI_Free and OPI_Give look a pointer up here before they read the 64 bytes in front
  * of it, so a pointer from malloc, the stack or a mapping is refused without touching
  * memory that may not be there. Open addressing with linear probing and tombstones;
- * grows at half full. Guarded by opi_lock; no MPI calls. */
+ * grows at half full. Guarded by hmpi_opi_lock; no MPI calls. */
 #include "opi.h"
 
 #include <stdlib.h>
@@ -52,7 +52,7 @@ static int grow(void)
     return 0;
 }
 
-int opi_known_add_locked(const opi_hdr_t *h)
+int hmpi_opi_known_add_locked(const hmpi_opi_hdr_t *h)
 {
     if (2 * (set.used + 1) > set.mask + 1 && grow() != 0)
         return -1;
@@ -65,7 +65,7 @@ int opi_known_add_locked(const opi_hdr_t *h)
     return 0;
 }
 
-void opi_known_remove_locked(const opi_hdr_t *h)
+void hmpi_opi_known_remove_locked(const hmpi_opi_hdr_t *h)
 {
     if (!set.mask)
         return;
@@ -76,7 +76,7 @@ void opi_known_remove_locked(const opi_hdr_t *h)
     }
 }
 
-int opi_known_has_locked(const opi_hdr_t *h)
+int hmpi_opi_known_has_locked(const hmpi_opi_hdr_t *h)
 {
     return set.mask && *probe((uintptr_t)h) == (uintptr_t)h;
 }

@@ -1,5 +1,5 @@
 /* opi.h: ownership passing (the OPI paper, §3), internal to src/opi.
- * An OPI buffer is [opi_hdr_t, 64 B][data]: the header says whose the buffer is and
+ * An OPI buffer is [hmpi_opi_hdr_t, 64 B][data]: the header says whose the buffer is and
  * in which state. Between ranks of one node only the data pointer travels; to other
  * nodes (and under HMPI_DISABLE=1) the contents do. Every OPI message travels on a
  * shadow communicator (a dup of the user's), so it never meets an ordinary receive.
@@ -39,7 +39,7 @@
 enum { OPI_FREE = 1, OPI_HELD = 2, OPI_GIVEN = 3 };
 #define OPI_STATE(holder, s) (((uint32_t)(holder) << 8) | (uint32_t)(s))
 
-typedef struct opi_hdr_s {
+typedef struct hmpi_opi_hdr_s {
     hmpi_qnode_t link;       /* pool list, or the owner's return queue (FREE only) */
     uint64_t magic;          /* OPI_HDR_MAGIC ^ address of this header, while alive */
     uint64_t size;           /* bytes the program asked for: what a give may hold */
@@ -48,14 +48,14 @@ typedef struct opi_hdr_s {
     _Atomic uint32_t state;  /* OPI_STATE(holder, FREE/HELD/GIVEN) */
     uint32_t cls;            /* size class (pool.c): the capacity */
     char pad[16];
-} opi_hdr_t;
+} hmpi_opi_hdr_t;
 
-static_assert(sizeof(opi_hdr_t) == 64, "the header keeps the data cache-line aligned");
-static_assert(offsetof(opi_hdr_t, link) == 0, "queue and pool nodes are headers");
+static_assert(sizeof(hmpi_opi_hdr_t) == 64, "the header keeps the data cache-line aligned");
+static_assert(offsetof(hmpi_opi_hdr_t, link) == 0, "queue and pool nodes are headers");
 
-static inline opi_hdr_t *opi_hdr(void *data)
+static inline hmpi_opi_hdr_t *hmpi_opi_hdr(void *data)
 {
-    return (opi_hdr_t *)data - 1;
+    return (hmpi_opi_hdr_t *)data - 1;
 }
 
 /* ---- process-wide state (context.c) -------------------------------------------------- */
@@ -64,30 +64,30 @@ typedef struct {
     _Atomic int ready;  /* set (release) once the rest is written: OPI calls may run */
     int me;             /* holder id of this rank: its local rank, 0 under pass-through */
     int active;         /* HMPI accelerates the job: local peers get pointers */
-    int threaded;       /* MPI_THREAD_MULTIPLE: take opi_lock */
+    int threaded;       /* MPI_THREAD_MULTIPLE: take hmpi_opi_lock */
     int tag_ub;
-} opi_state_t;
+} hmpi_opi_state_t;
 
-extern opi_state_t opi;
+extern hmpi_opi_state_t hmpi_opi;
 
 /* One communicator as OPI sees it. */
 typedef struct {
     MPI_Comm shadow;    /* private dup of the user's: OPI's own matching context */
     hmpi_comm_t *hs;    /* HMPI's state of the shadow, or NULL (pass-through, intercomm) */
     int peers;          /* ranks addressable (remote group size of an intercomm) */
-} opi_comm_t;
+} hmpi_opi_comm_t;
 
 /* Makes OPI usable (lazily, once) when MPI is up; returns 0 or an MPI error code. */
-int opi_ready_slow(void);
-static inline int opi_ready(void)
+int hmpi_opi_ready_slow(void);
+static inline int hmpi_opi_ready(void)
 {
-    return __builtin_expect(atomic_load_explicit(&opi.ready, memory_order_acquire), 1)
+    return __builtin_expect(atomic_load_explicit(&hmpi_opi.ready, memory_order_acquire), 1)
                ? MPI_SUCCESS
-               : opi_ready_slow();
+               : hmpi_opi_ready_slow();
 }
 
 /* The OPI view of comm, or an error code (MPI_ERR_COMM, or OPI's "not enabled"). */
-int opi_comm_get(MPI_Comm comm, opi_comm_t **oc_p);
+int hmpi_opi_comm_get(MPI_Comm comm, hmpi_opi_comm_t **oc_p);
 
 /* Errors specific to OPI: codes of a standard class with their own message. */
 typedef enum {
@@ -102,33 +102,33 @@ typedef enum {
     OPI_E_TYPE,       /* MPI_ERR_TYPE: negative lower bound or extent */
     OPI_E_NO_INIT,    /* MPI_ERR_OTHER: OPI was not set up at MPI_Init */
     OPI_E_COUNT
-} opi_err_t;
+} hmpi_opi_err_t;
 
 /* The MPI error code of an OPI error (its class when no code could be made). */
-int opi_code(opi_err_t e);
+int hmpi_opi_code(hmpi_opi_err_t e);
 
 /* Raises code through comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL). */
-int opi_raise(MPI_Comm comm, int code);
+int hmpi_opi_raise(MPI_Comm comm, int code);
 
 /* A request that is complete already: what an OPI_Igive hands back (its buffer is the
  * library's at once), or with proc_null an OPI_Itake from MPI_PROC_NULL (its status).
  * On a shadow HMPI accelerates it is an HMPI request (hmpi_req_done); otherwise the MPI
  * below makes it. Returns 0 or an MPI error code. */
-int opi_req_done(const opi_comm_t *oc, int proc_null, MPI_Request *req);
+int hmpi_opi_req_done(const hmpi_opi_comm_t *oc, int proc_null, MPI_Request *req);
 
 /* The lock of OPI's process-private state (pools, sends in flight, take operations):
  * taken only under MPI_THREAD_MULTIPLE. Lock order: HMPI's engine lock, then this. */
-void opi_lock_slow(void);
-void opi_unlock_slow(void);
-static inline void opi_lock(void)
+void hmpi_opi_lock_slow(void);
+void hmpi_opi_unlock_slow(void);
+static inline void hmpi_opi_lock(void)
 {
-    if (opi.threaded)
-        opi_lock_slow();
+    if (hmpi_opi.threaded)
+        hmpi_opi_lock_slow();
 }
-static inline void opi_unlock(void)
+static inline void hmpi_opi_unlock(void)
 {
-    if (opi.threaded)
-        opi_unlock_slow();
+    if (hmpi_opi.threaded)
+        hmpi_opi_unlock_slow();
 }
 
 /* Layout of a datatype. count elements occupy [tlb, span) bytes from the pointer. */
@@ -137,37 +137,37 @@ typedef struct {
     MPI_Aint extent;
     MPI_Aint tlb;       /* true lower bound */
     MPI_Aint textent;   /* true extent */
-} opi_type_t;
+} hmpi_opi_type_t;
 
-int opi_type_get(MPI_Datatype type, opi_type_t *t);   /* MPI_ERR_TYPE or OPI's */
-size_t opi_span(int count, const opi_type_t *t);       /* bytes from the pointer */
-int opi_contig(int count, const opi_type_t *t);        /* data == span, from offset 0 */
+int hmpi_opi_type_get(MPI_Datatype type, hmpi_opi_type_t *t);   /* MPI_ERR_TYPE or OPI's */
+size_t hmpi_opi_span(int count, const hmpi_opi_type_t *t);       /* bytes from the pointer */
+int hmpi_opi_contig(int count, const hmpi_opi_type_t *t);        /* data == span, from offset 0 */
 
 /* ---- pools (pool.c) ------------------------------------------------------------------- */
 
 /* A HELD buffer with at least len usable bytes; returns 0 or MPI_ERR_NO_MEM. */
-int opi_pool_get(size_t len, opi_hdr_t **h_p);
+int hmpi_opi_pool_get(size_t len, hmpi_opi_hdr_t **h_p);
 /* Takes this rank's buffers back from its return queue (gives and takes call it). */
-void opi_pool_reclaim(void);
+void hmpi_opi_pool_reclaim(void);
 /* Takes back a buffer this rank holds (its state is set FREE here). */
-void opi_pool_put(opi_hdr_t *h);
-void opi_pool_put_locked(opi_hdr_t *h);
+void hmpi_opi_pool_put(hmpi_opi_hdr_t *h);
+void hmpi_opi_pool_put_locked(hmpi_opi_hdr_t *h);
 
 /* Checks that data is an OPI buffer this rank holds and moves it from HELD to state
  * `to` (one CAS). Returns 0 or an OPI error code; the header on success. */
-int opi_buf_claim(void *data, uint32_t to, opi_hdr_t **h_p);
+int hmpi_opi_buf_claim(void *data, uint32_t to, hmpi_opi_hdr_t **h_p);
 
-/* Private buffers (pass-through) known to OPI (known.c); opi_lock held. */
-int opi_known_add_locked(const opi_hdr_t *h); /* 0, or -1 without memory */
-void opi_known_remove_locked(const opi_hdr_t *h);
-int opi_known_has_locked(const opi_hdr_t *h);
+/* Private buffers (pass-through) known to OPI (known.c); hmpi_opi_lock held. */
+int hmpi_opi_known_add_locked(const hmpi_opi_hdr_t *h); /* 0, or -1 without memory */
+void hmpi_opi_known_remove_locked(const hmpi_opi_hdr_t *h);
+int hmpi_opi_known_has_locked(const hmpi_opi_hdr_t *h);
 
 /* ---- give and take ---------------------------------------------------------------------- */
 
 /* Completes sends of contents in flight, returning their buffers to the pool; returns
  * how many came back. */
-int opi_give_progress(void);
+int hmpi_opi_give_progress(void);
 /* At finalize: completes what has completed, lets the MPI below finish the rest. */
-void opi_give_shutdown(void);
+void hmpi_opi_give_shutdown(void);
 
 #endif

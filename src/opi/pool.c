@@ -37,13 +37,13 @@ static inline size_t cls_size(unsigned c)
 
 static inline size_t block_bytes(unsigned c)
 {
-    return sizeof(opi_hdr_t) + cls_size(c);
+    return sizeof(hmpi_opi_hdr_t) + cls_size(c);
 }
 
-/* This rank's pool. Guarded by opi_lock. Invariant: bin[c] holds depth[c] FREE
+/* This rank's pool. Guarded by hmpi_opi_lock. Invariant: bin[c] holds depth[c] FREE
  * buffers of class c, and cached_* add up what all bins hold. */
 static struct {
-    opi_hdr_t *bin[NCLS];
+    hmpi_opi_hdr_t *bin[NCLS];
     uint32_t depth[NCLS];
     unsigned long long cached_blocks, cached_bytes;
     unsigned long long owned_blocks, owned_bytes; /* from this rank's heap, not yet freed */
@@ -52,51 +52,52 @@ static struct {
 
 static hmpi_queue_t *my_returns(void)
 {
-    return opi.active ? &hmpi_ctrl()->rank[opi.me].opi_return : NULL;
+    return hmpi_opi.active ? &hmpi_ctrl()->rank[hmpi_opi.me].opi_return : NULL;
 }
 
-static opi_hdr_t *new_block(unsigned c)
+static hmpi_opi_hdr_t *new_block(unsigned c)
 {
     size_t bytes = block_bytes(c);
     /* Under HMPI every OPI buffer must be readable by local peers: shared or nothing. */
-    opi_hdr_t *h = opi.active ? hmpi_heap_shared_alloc(bytes) : hmpi_heap_aligned(64, bytes);
+    hmpi_opi_hdr_t *h =
+        hmpi_opi.active ? hmpi_heap_shared_alloc(bytes) : hmpi_heap_aligned(64, bytes);
     if (!h)
         return NULL;
     h->magic = OPI_HDR_MAGIC ^ (uintptr_t)h;
     h->len = 0;
     h->cls = c;
     h->data = h + 1;
-    opi_lock();
-    if (!opi.active && opi_known_add_locked(h) != 0) {
-        opi_unlock();
+    hmpi_opi_lock();
+    if (!hmpi_opi.active && hmpi_opi_known_add_locked(h) != 0) {
+        hmpi_opi_unlock();
         hmpi_heap_free(h);
         return NULL;
     }
     pool.owned_blocks++;
     pool.owned_bytes += bytes;
     pool.heap_allocs++;
-    opi_unlock();
+    hmpi_opi_unlock();
     hmpi_stat_add(HMPI_STAT_opi_heap_allocs, 1);
     return h;
 }
 
-static void free_block_locked(opi_hdr_t *h)
+static void free_block_locked(hmpi_opi_hdr_t *h)
 {
     pool.owned_blocks--;
     pool.owned_bytes -= block_bytes(h->cls);
     pool.heap_frees++;
     hmpi_stat_add(HMPI_STAT_opi_heap_frees, 1);
     h->magic = 0; /* a stale pointer to it is no OPI buffer any more */
-    if (!opi.active)
-        opi_known_remove_locked(h);
+    if (!hmpi_opi.active)
+        hmpi_opi_known_remove_locked(h);
     hmpi_heap_free(h);
 }
 
 /* Out of the pool for good: to the heap if it is ours, else back to its owner. */
-static void trim_locked(opi_hdr_t *h)
+static void trim_locked(hmpi_opi_hdr_t *h)
 {
     int owner = hmpi_heap_owner(h);
-    if (owner < 0 || owner == opi.me) {
+    if (owner < 0 || owner == hmpi_opi.me) {
         free_block_locked(h);
         return;
     }
@@ -107,7 +108,7 @@ static void trim_locked(opi_hdr_t *h)
     hmpi_queue_push(&hmpi_ctrl()->rank[owner].opi_return, &h->link);
 }
 
-void opi_pool_put_locked(opi_hdr_t *h)
+void hmpi_opi_pool_put_locked(hmpi_opi_hdr_t *h)
 {
     unsigned c = h->cls; /* the header is shared memory: its class is checked, never trusted */
     if (c >= NCLS) {
@@ -115,7 +116,7 @@ void opi_pool_put_locked(opi_hdr_t *h)
                        (void *)h, c);
         return;
     }
-    atomic_store_explicit(&h->state, OPI_STATE(opi.me, OPI_FREE), memory_order_relaxed);
+    atomic_store_explicit(&h->state, OPI_STATE(hmpi_opi.me, OPI_FREE), memory_order_relaxed);
     size_t bytes = block_bytes(c);
     if (pool.depth[c] < (uint64_t)hmpi_knobs.OPI_POOL_DEPTH &&
         pool.cached_bytes + bytes <= (unsigned long long)hmpi_knobs.OPI_POOL_MAX) {
@@ -129,11 +130,11 @@ void opi_pool_put_locked(opi_hdr_t *h)
     }
 }
 
-void opi_pool_put(opi_hdr_t *h)
+void hmpi_opi_pool_put(hmpi_opi_hdr_t *h)
 {
-    opi_lock();
-    opi_pool_put_locked(h);
-    opi_unlock();
+    hmpi_opi_lock();
+    hmpi_opi_pool_put_locked(h);
+    hmpi_opi_unlock();
 }
 
 /* Our buffers that other ranks trimmed: into our pool, or to the heap when it is full.
@@ -143,26 +144,26 @@ static void drain_locked(hmpi_queue_t *q)
     hmpi_qnode_t *n = hmpi_queue_take(q);
     while (n) {
         hmpi_qnode_t *next = n->next;
-        opi_pool_put_locked((opi_hdr_t *)n);
+        hmpi_opi_pool_put_locked((hmpi_opi_hdr_t *)n);
         n = next;
     }
 }
 
-void opi_pool_reclaim(void)
+void hmpi_opi_pool_reclaim(void)
 {
     hmpi_queue_t *q = my_returns();
     if (q && !hmpi_queue_empty(q)) { /* a relaxed load while nobody pushed */
-        opi_lock();
+        hmpi_opi_lock();
         drain_locked(q);
-        opi_unlock();
+        hmpi_opi_unlock();
     }
 }
 
-static opi_hdr_t *pop_locked(unsigned c)
+static hmpi_opi_hdr_t *pop_locked(unsigned c)
 {
-    opi_hdr_t *h = pool.bin[c];
+    hmpi_opi_hdr_t *h = pool.bin[c];
     if (h) {
-        pool.bin[c] = (opi_hdr_t *)h->link.next;
+        pool.bin[c] = (hmpi_opi_hdr_t *)h->link.next;
         pool.depth[c]--;
         pool.cached_blocks--;
         pool.cached_bytes -= block_bytes(c);
@@ -170,24 +171,24 @@ static opi_hdr_t *pop_locked(unsigned c)
     return h;
 }
 
-int opi_pool_get(size_t len, opi_hdr_t **h_p)
+int hmpi_opi_pool_get(size_t len, hmpi_opi_hdr_t **h_p)
 {
     unsigned c = cls_of(len);
     hmpi_queue_t *q = my_returns();
-    opi_lock();
+    hmpi_opi_lock();
     pool.allocs++;
-    opi_hdr_t *h = pop_locked(c);
+    hmpi_opi_hdr_t *h = pop_locked(c);
     if (!h && q && !hmpi_queue_empty(q)) {
         drain_locked(q);
         h = pop_locked(c);
     }
     pool.hits += h != NULL;
-    opi_unlock();
-    if (!h && opi_give_progress() > 0) { /* sends done: their buffers came back */
-        opi_lock();
+    hmpi_opi_unlock();
+    if (!h && hmpi_opi_give_progress() > 0) { /* sends done: their buffers came back */
+        hmpi_opi_lock();
         h = pop_locked(c);
         pool.hits += h != NULL;
-        opi_unlock();
+        hmpi_opi_unlock();
     }
     hmpi_stat_add(HMPI_STAT_opi_allocs, 1);
     if (h)
@@ -195,36 +196,36 @@ int opi_pool_get(size_t len, opi_hdr_t **h_p)
     else if (!(h = new_block(c)))
         return MPI_ERR_NO_MEM;
     h->size = len;
-    atomic_store_explicit(&h->state, OPI_STATE(opi.me, OPI_HELD), memory_order_relaxed);
+    atomic_store_explicit(&h->state, OPI_STATE(hmpi_opi.me, OPI_HELD), memory_order_relaxed);
     *h_p = h;
     return MPI_SUCCESS;
 }
 
-int opi_buf_claim(void *data, uint32_t to, opi_hdr_t **h_p)
+int hmpi_opi_buf_claim(void *data, uint32_t to, hmpi_opi_hdr_t **h_p)
 {
     if (!data)
-        return opi_code(OPI_E_BUF_NULL);
+        return hmpi_opi_code(OPI_E_BUF_NULL);
     if ((uintptr_t)data % 64 != 0)
-        return opi_code(OPI_E_FOREIGN);
-    opi_hdr_t *h = opi_hdr(data);
+        return hmpi_opi_code(OPI_E_FOREIGN);
+    hmpi_opi_hdr_t *h = hmpi_opi_hdr(data);
     /* Every OPI buffer is in the shared heap under HMPI, in the known set otherwise:
      * the header of a pointer that fails this test is never read. */
     int ours;
-    if (opi.active) {
+    if (hmpi_opi.active) {
         ours = hmpi_heap_is_shared_range(h, sizeof *h);
     } else {
-        opi_lock();
-        ours = opi_known_has_locked(h);
-        opi_unlock();
+        hmpi_opi_lock();
+        ours = hmpi_opi_known_has_locked(h);
+        hmpi_opi_unlock();
     }
     if (!ours)
-        return opi_code(OPI_E_FOREIGN);
+        return hmpi_opi_code(OPI_E_FOREIGN);
     if (h->magic != (OPI_HDR_MAGIC ^ (uintptr_t)h) || h->data != data)
-        return opi_code(OPI_E_FOREIGN);
-    uint32_t s = OPI_STATE(opi.me, OPI_HELD);
-    if (!atomic_compare_exchange_strong_explicit(&h->state, &s, OPI_STATE(opi.me, to),
+        return hmpi_opi_code(OPI_E_FOREIGN);
+    uint32_t s = OPI_STATE(hmpi_opi.me, OPI_HELD);
+    if (!atomic_compare_exchange_strong_explicit(&h->state, &s, OPI_STATE(hmpi_opi.me, to),
                                                  memory_order_relaxed, memory_order_relaxed))
-        return opi_code((s & 0xff) == OPI_FREE ? OPI_E_FREED : OPI_E_NOT_HELD);
+        return hmpi_opi_code((s & 0xff) == OPI_FREE ? OPI_E_FREED : OPI_E_NOT_HELD);
     *h_p = h;
     return MPI_SUCCESS;
 }
@@ -233,17 +234,17 @@ int opi_buf_claim(void *data, uint32_t to, opi_hdr_t **h_p)
 
 int OPI_Alloc(void **ptr, size_t len)
 {
-    int err = opi_ready();
+    int err = hmpi_opi_ready();
     if (err)
-        return opi_raise(MPI_COMM_NULL, err);
+        return hmpi_opi_raise(MPI_COMM_NULL, err);
     if (!ptr)
-        return opi_raise(MPI_COMM_NULL, opi_code(OPI_E_ARG_NULL));
+        return hmpi_opi_raise(MPI_COMM_NULL, hmpi_opi_code(OPI_E_ARG_NULL));
     if (len > OPI_MAX_LEN)
-        return opi_raise(MPI_COMM_NULL, opi_code(OPI_E_TOO_LARGE));
-    opi_hdr_t *h = NULL;
-    err = opi_pool_get(len, &h);
+        return hmpi_opi_raise(MPI_COMM_NULL, hmpi_opi_code(OPI_E_TOO_LARGE));
+    hmpi_opi_hdr_t *h = NULL;
+    err = hmpi_opi_pool_get(len, &h);
     if (err)
-        return opi_raise(MPI_COMM_NULL, err);
+        return hmpi_opi_raise(MPI_COMM_NULL, err);
     *ptr = h->data;
     return MPI_SUCCESS;
 }
@@ -251,12 +252,12 @@ int OPI_Alloc(void **ptr, size_t len)
 int OPI_Free(void **ptr)
 {
     if (!ptr)
-        return opi_raise(MPI_COMM_NULL, opi_code(OPI_E_ARG_NULL));
-    opi_hdr_t *h = NULL;
-    int err = opi_buf_claim(*ptr, OPI_FREE, &h);
+        return hmpi_opi_raise(MPI_COMM_NULL, hmpi_opi_code(OPI_E_ARG_NULL));
+    hmpi_opi_hdr_t *h = NULL;
+    int err = hmpi_opi_buf_claim(*ptr, OPI_FREE, &h);
     if (err)
-        return opi_raise(MPI_COMM_NULL, err);
-    opi_pool_put(h);
+        return hmpi_opi_raise(MPI_COMM_NULL, err);
+    hmpi_opi_pool_put(h);
     *ptr = NULL;
     return MPI_SUCCESS;
 }
@@ -264,8 +265,8 @@ int OPI_Free(void **ptr)
 int OPI_Pool_query(OPI_Pool_info *info)
 {
     if (!info)
-        return opi_raise(MPI_COMM_NULL, opi_code(OPI_E_ARG_NULL));
-    opi_lock();
+        return hmpi_opi_raise(MPI_COMM_NULL, hmpi_opi_code(OPI_E_ARG_NULL));
+    hmpi_opi_lock();
     *info = (OPI_Pool_info){
         .cached_blocks = pool.cached_blocks,
         .cached_bytes = pool.cached_bytes,
@@ -277,6 +278,6 @@ int OPI_Pool_query(OPI_Pool_info *info)
         .heap_frees = pool.heap_frees,
         .returned = pool.returned,
     };
-    opi_unlock();
+    hmpi_opi_unlock();
     return MPI_SUCCESS;
 }

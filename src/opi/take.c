@@ -11,7 +11,7 @@
  * Every take is one ordinary posted receive on the shadow communicator, so MPI's
  * ordering rules hold for takes as for receives, wildcards included. Nonblocking LOCAL
  * and MIXED takes complete through an HMPI polled request that runs the completion
- * step (under the engine lock; it takes opi_lock inside, never the other way round).
+ * step (under the engine lock; it takes hmpi_opi_lock inside, never the other way round).
  * OPI take requests cannot be cancelled and must not be freed while active. */
 #include "opi.h"
 #include "../core/check.h"
@@ -23,7 +23,7 @@
 
 typedef enum { ROUTE_LOCAL, ROUTE_REMOTE, ROUTE_MIXED } route_t;
 
-static route_t route_of(const opi_comm_t *oc, int rank)
+static route_t route_of(const hmpi_opi_comm_t *oc, int rank)
 {
     if (!oc->hs)
         return ROUTE_REMOTE;
@@ -39,14 +39,14 @@ static route_t route_of(const opi_comm_t *oc, int rank)
 static int finish_local(void **ptr, size_t want, MPI_Status *st)
 {
     void *p = *ptr;
-    opi_hdr_t *h = opi_hdr(p);
+    hmpi_opi_hdr_t *h = hmpi_opi_hdr(p);
     if ((uintptr_t)p % 64 != 0 || !hmpi_heap_is_shared_range(h, sizeof *h) ||
         h->magic != (OPI_HDR_MAGIC ^ (uintptr_t)h)) {
         hmpi_status_set(st, st->MPI_SOURCE, st->MPI_TAG, MPI_ERR_INTERN, 0);
         return MPI_ERR_INTERN; /* only OPI sends on the shadow: memory was corrupted */
     }
     /* The message that brought p ordered the giver's header writes before this. */
-    atomic_store_explicit(&h->state, OPI_STATE(opi.me, OPI_HELD), memory_order_relaxed);
+    atomic_store_explicit(&h->state, OPI_STATE(hmpi_opi.me, OPI_HELD), memory_order_relaxed);
     size_t got = h->len;
     int err = got > want ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     hmpi_status_set(st, st->MPI_SOURCE, st->MPI_TAG, err, got > want ? want : got);
@@ -54,13 +54,13 @@ static int finish_local(void **ptr, size_t want, MPI_Status *st)
 }
 
 /* MIXED: pkt received one message, err its receive's error. */
-static int finish_mixed(void **ptr, opi_hdr_t *pkt, const hmpi_comm_t *hs, int count,
-                        MPI_Datatype type, const opi_type_t *t, MPI_Status *st, int err)
+static int finish_mixed(void **ptr, hmpi_opi_hdr_t *pkt, const hmpi_comm_t *hs, int count,
+                        MPI_Datatype type, const hmpi_opi_type_t *t, MPI_Status *st, int err)
 {
     size_t want = (size_t)count * t->size;
     if (err == MPI_SUCCESS && hs->local_of[st->MPI_SOURCE] >= 0) {
         *ptr = *(void **)pkt->data;
-        opi_pool_put(pkt);
+        hmpi_opi_pool_put(pkt);
         return finish_local(ptr, want, st);
     }
     int got = 0;
@@ -69,13 +69,13 @@ static int finish_mixed(void **ptr, opi_hdr_t *pkt, const hmpi_comm_t *hs, int c
         err = MPI_ERR_TRUNCATE; /* the packet had room for at least a pointer */
     size_t have = (size_t)got < want ? (size_t)got : want;
     *ptr = pkt->data;
-    if (have && !opi_contig(count, t)) { /* lay the packed elements out as type says */
-        opi_hdr_t *q;
-        if (opi_pool_get(opi_span(count, t), &q) == MPI_SUCCESS) {
+    if (have && !hmpi_opi_contig(count, t)) { /* lay the packed elements out as type says */
+        hmpi_opi_hdr_t *q;
+        if (hmpi_opi_pool_get(hmpi_opi_span(count, t), &q) == MPI_SUCCESS) {
             int pos = 0;
             PMPI_Unpack(pkt->data, (int)have, &pos, q->data, (int)(have / t->size), type,
                         MPI_COMM_SELF);
-            opi_pool_put(pkt);
+            hmpi_opi_pool_put(pkt);
             *ptr = q->data;
         } else if (err == MPI_SUCCESS) {
             err = MPI_ERR_NO_MEM;
@@ -89,34 +89,34 @@ static int finish_mixed(void **ptr, opi_hdr_t *pkt, const hmpi_comm_t *hs, int c
 
 typedef struct take_op_s {
     void **ptr;
-    opi_hdr_t *pkt;          /* MIXED: the receive buffer; NULL for LOCAL */
+    hmpi_opi_hdr_t *pkt;          /* MIXED: the receive buffer; NULL for LOCAL */
     MPI_Request inner;       /* the receive on the shadow */
     const hmpi_comm_t *hs;   /* the shadow's state (the inner receive holds it alive) */
     int count;
     MPI_Datatype type;
     int holds_type;          /* a derived type, held until the take completes */
-    opi_type_t t;
+    hmpi_opi_type_t t;
     struct take_op_s *next;  /* free list */
 } take_op_t;
 
-static take_op_t *free_ops; /* guarded by opi_lock */
+static take_op_t *free_ops; /* guarded by hmpi_opi_lock */
 
 static take_op_t *op_new(void)
 {
-    opi_lock();
+    hmpi_opi_lock();
     take_op_t *op = free_ops;
     if (op)
         free_ops = op->next;
-    opi_unlock();
+    hmpi_opi_unlock();
     return op ? op : malloc(sizeof *op);
 }
 
 static void op_free(take_op_t *op)
 {
-    opi_lock();
+    hmpi_opi_lock();
     op->next = free_ops;
     free_ops = op;
-    opi_unlock();
+    hmpi_opi_unlock();
 }
 
 /* Poll function of a take's request (engine lock held): 1 once complete. */
@@ -151,8 +151,8 @@ static int take_poll(hmpi_req_t *r)
     return 1;
 }
 
-static int itake_polled(void **ptr, int count, MPI_Datatype type, const opi_type_t *t,
-                        int rank, int tag, route_t route, const opi_comm_t *oc, MPI_Comm comm,
+static int itake_polled(void **ptr, int count, MPI_Datatype type, const hmpi_opi_type_t *t,
+                        int rank, int tag, route_t route, const hmpi_opi_comm_t *oc, MPI_Comm comm,
                         MPI_Request *req)
 {
     take_op_t *op = op_new();
@@ -163,7 +163,7 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const opi_type
     cap = cap < sizeof(void *) ? sizeof(void *) : cap;
     int err = MPI_SUCCESS;
     if (route == ROUTE_MIXED)
-        err = cap > INT_MAX ? MPI_ERR_COUNT : opi_pool_get(cap, &op->pkt);
+        err = cap > INT_MAX ? MPI_ERR_COUNT : hmpi_opi_pool_get(cap, &op->pkt);
     hmpi_req_t *pr = NULL;
     if (!err) {
         hmpi_p2p_lock();
@@ -173,9 +173,10 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const opi_type
     }
     if (!err)
         err = route == ROUTE_MIXED
-                  ? MPI_Irecv(op->pkt->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow,
-                              &op->inner)
-                  : MPI_Irecv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow, &op->inner);
+                  ? hmpi_self_Irecv(op->pkt->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow,
+                                    &op->inner)
+                  : hmpi_self_Irecv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow,
+                                    &op->inner);
     hmpi_type_t ht; /* the program may free a derived type before the take completes */
     op->holds_type = !err && hmpi_type_get(type, count, &ht) == MPI_SUCCESS && ht.derived;
     hmpi_p2p_lock();
@@ -193,7 +194,7 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const opi_type
     hmpi_p2p_unlock();
     if (err) {
         if (op->pkt)
-            opi_pool_put(op->pkt);
+            hmpi_opi_pool_put(op->pkt);
         op_free(op);
     }
     return err;
@@ -202,14 +203,14 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const opi_type
 /* ---- the API ------------------------------------------------------------------------------------ */
 
 static int check_take(void **ptr, int count, MPI_Datatype type, int rank, int tag,
-                      MPI_Comm comm, opi_comm_t **oc_p, opi_type_t *t, const char *fn)
+                      MPI_Comm comm, hmpi_opi_comm_t **oc_p, hmpi_opi_type_t *t, const char *fn)
 {
     HMPI_ENTER(fn);
-    int err = opi_ready();
+    int err = hmpi_opi_ready();
     if (!err)
-        err = opi_comm_get(comm, oc_p);
+        err = hmpi_opi_comm_get(comm, oc_p);
     if (!err && !ptr)
-        err = opi_code(OPI_E_ARG_NULL);
+        err = hmpi_opi_code(OPI_E_ARG_NULL);
     if (!err && count < 0)
         err = hmpi_err_what(MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
     if (!err && type == MPI_DATATYPE_NULL)
@@ -217,52 +218,52 @@ static int check_take(void **ptr, int count, MPI_Datatype type, int rank, int ta
     if (!err && hmpi_check_type(type, "datatype"))
         err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is not committed", fn);
     if (!err)
-        err = opi_type_get(type, t);
-    if (!err && tag != MPI_ANY_TAG && (tag < 0 || tag > opi.tag_ub))
+        err = hmpi_opi_type_get(type, t);
+    if (!err && tag != MPI_ANY_TAG && (tag < 0 || tag > hmpi_opi.tag_ub))
         err = hmpi_err_what(MPI_ERR_TAG, "%s: tag %d is outside 0..%d and not MPI_ANY_TAG", fn,
-                            tag, opi.tag_ub);
+                            tag, hmpi_opi.tag_ub);
     if (!err && rank != MPI_ANY_SOURCE && rank != MPI_PROC_NULL &&
         (rank < 0 || rank >= (*oc_p)->peers))
         err = hmpi_err_what(MPI_ERR_RANK, "%s: rank %d is not a rank of a communicator of size %d",
                             fn, rank, (*oc_p)->peers);
     if (!err)
-        opi_pool_reclaim();
+        hmpi_opi_pool_reclaim();
     return err;
 }
 
 int OPI_Take(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
-    opi_comm_t *oc = NULL;
-    opi_type_t t;
+    hmpi_opi_comm_t *oc = NULL;
+    hmpi_opi_type_t t;
     int err = check_take(ptr, count, datatype, rank, tag, comm, &oc, &t, "OPI_Take");
     if (err)
-        return opi_raise(comm, err);
+        return hmpi_opi_raise(comm, err);
     MPI_Status st;
     st.MPI_ERROR = MPI_SUCCESS;
     size_t want = (size_t)count * t.size, cap = want < sizeof(void *) ? sizeof(void *) : want;
-    opi_hdr_t *h = NULL;
+    hmpi_opi_hdr_t *h = NULL;
     if (rank == MPI_PROC_NULL) {
         *ptr = NULL;
         hmpi_status_set(&st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
     } else {
         switch (route_of(oc, rank)) {
         case ROUTE_LOCAL:
-            err = MPI_Recv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow, &st);
+            err = hmpi_self_Recv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow, &st);
             if (!err)
                 err = finish_local(ptr, want, &st);
             break;
         case ROUTE_REMOTE:
-            if ((err = opi_pool_get(opi_span(count, &t), &h)) != MPI_SUCCESS)
+            if ((err = hmpi_opi_pool_get(hmpi_opi_span(count, &t), &h)) != MPI_SUCCESS)
                 break;
-            err = MPI_Recv(h->data, count, datatype, rank, tag, oc->shadow, &st);
+            err = hmpi_self_Recv(h->data, count, datatype, rank, tag, oc->shadow, &st);
             *ptr = h->data; /* even truncated: the buffer is the caller's to free */
             break;
         case ROUTE_MIXED:
             if (cap > INT_MAX)
                 err = MPI_ERR_COUNT;
-            else if ((err = opi_pool_get(cap, &h)) == MPI_SUCCESS) {
-                err = MPI_Recv(h->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow, &st);
+            else if ((err = hmpi_opi_pool_get(cap, &h)) == MPI_SUCCESS) {
+                err = hmpi_self_Recv(h->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow, &st);
                 err = finish_mixed(ptr, h, oc->hs, count, datatype, &t, &st, err);
             }
             break;
@@ -270,34 +271,34 @@ int OPI_Take(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MP
     }
     if (status != MPI_STATUS_IGNORE)
         hmpi_status_out(status, &st); /* as MPI_Recv: MPI_ERROR stays the caller's */
-    return opi_raise(comm, err);
+    return hmpi_opi_raise(comm, err);
 }
 
 int OPI_Itake(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
-    opi_comm_t *oc = NULL;
-    opi_type_t t;
+    hmpi_opi_comm_t *oc = NULL;
+    hmpi_opi_type_t t;
     int err = check_take(ptr, count, datatype, rank, tag, comm, &oc, &t, "OPI_Itake");
     if (!err && !request)
         err = hmpi_err_what(MPI_ERR_REQUEST, "OPI_Itake: request is NULL");
     if (err)
-        return opi_raise(comm, err);
+        return hmpi_opi_raise(comm, err);
     route_t route = rank == MPI_PROC_NULL ? ROUTE_REMOTE : route_of(oc, rank);
     if (rank == MPI_PROC_NULL) {
         *ptr = NULL;
-        err = opi_req_done(oc, 1, request);
+        err = hmpi_opi_req_done(oc, 1, request);
     } else if (route == ROUTE_REMOTE) {
-        opi_hdr_t *h;
-        if ((err = opi_pool_get(opi_span(count, &t), &h)) == MPI_SUCCESS) {
-            err = MPI_Irecv(h->data, count, datatype, rank, tag, oc->shadow, request);
+        hmpi_opi_hdr_t *h;
+        if ((err = hmpi_opi_pool_get(hmpi_opi_span(count, &t), &h)) == MPI_SUCCESS) {
+            err = hmpi_self_Irecv(h->data, count, datatype, rank, tag, oc->shadow, request);
             if (err)
-                opi_pool_put(h);
+                hmpi_opi_pool_put(h);
             else
                 *ptr = h->data;
         }
     } else {
         err = itake_polled(ptr, count, datatype, &t, rank, tag, route, oc, comm, request);
     }
-    return opi_raise(comm, err);
+    return hmpi_opi_raise(comm, err);
 }

@@ -1131,6 +1131,12 @@ int hmpi_p2p_init(void)
     if (lanes_alloc() != 0)
         return -1;
     PMPI_Barrier(hmpi_node.comm); /* every pid and lane is published */
+    if (ctrl->magic != HMPI_CTRL_MAGIC || ctrl->nranks != hmpi_node.size) {
+        hmpi_log_error("the shared region holds no control block of this node's %d ranks "
+                       "(magic %#llx, %d ranks): not the region local rank 0 set up",
+                       hmpi_node.size, (unsigned long long)ctrl->magic, ctrl->nranks);
+        return -1;
+    }
     lanes_connect();
     if (PMPI_Comm_dup(MPI_COMM_SELF, &poke_comm) == MPI_SUCCESS)
         PMPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, poke_comm, &poke_req);

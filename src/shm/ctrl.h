@@ -32,8 +32,8 @@ typedef struct {
 static_assert(sizeof(hmpi_rank_ctrl_t) == 3 * HMPI_CACHE_LINE, "one line per writer");
 
 typedef struct {
-    uint64_t magic;   /* written by local rank 0 */
-    int nranks;
+    uint64_t magic; /* HMPI_CTRL_MAGIC and the node's rank count: written by local rank */
+    int nranks;     /* 0, checked by every local rank at its start (p2p/engine.c) */
     alignas(HMPI_CACHE_LINE) hmpi_rank_ctrl_t rank[]; /* [nranks] */
 } hmpi_ctrl_t;
 

@@ -12,14 +12,15 @@ import subprocess
 import sys
 import time
 
-# case: the lines (or parts of them) the job's output must contain
+# case: the lines (or parts of them) the job's output must contain; an "error: " one right
+# after HMPI's prefix, "hmpi[<world rank>]: " once the rank is known, "hmpi: " before (log.c)
 EXPECT = {
-    "send_rank": ["HMPI: MPI_Send: dest 7 is not a rank of a communicator of size 2 (MPI_ERR_RANK)"],
-    "bcast_root": ["HMPI: MPI_Bcast: root 2 is not a rank of a communicator of size 2 (MPI_ERR_ROOT)"],
-    "send_type": ["HMPI: MPI_Send: datatype is not committed", "(MPI_ERR_TYPE)"],
-    "acc_op": ["HMPI: MPI_Accumulate: op is MPI_OP_NULL (MPI_ERR_OP)"],
-    "before_init": ["HMPI: MPI_Send called before MPI_Init"],
-    "after_finalize": ["HMPI: MPI_Send called after MPI_Finalize"],
+    "send_rank": ["error: MPI_Send: dest 7 is not a rank of a communicator of size 2 (MPI_ERR_RANK)"],
+    "bcast_root": ["error: MPI_Bcast: root 2 is not a rank of a communicator of size 2 (MPI_ERR_ROOT)"],
+    "send_type": ["error: MPI_Send: datatype is not committed", "(MPI_ERR_TYPE)"],
+    "acc_op": ["error: MPI_Accumulate: op is MPI_OP_NULL (MPI_ERR_OP)"],
+    "before_init": ["error: MPI_Send called before MPI_Init"],
+    "after_finalize": ["error: MPI_Send called after MPI_Finalize"],
 }
 LIMIT = 60  # seconds: the launcher ends the job well before
 
@@ -54,7 +55,8 @@ def main():
     if "returned" in out and "errors_fatal: %s returned" % a.case in out:
         bad.append("the erroneous call returned")
     for want in EXPECT[a.case]:
-        if want not in out:
+        prefix = r"hmpi(\[\d+\])?: " if want.startswith("error: ") else ""
+        if not re.search(prefix + re.escape(want), out):
             bad.append("no %r in the output" % want)
     if bad:
         sys.exit("FAIL %s (exit %d, %.1f s): %s\n--- output ---\n%s"

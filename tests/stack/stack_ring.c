@@ -1,6 +1,8 @@
 /* stack_ring.c: a ring exchange through MPI_Send and MPI_Isend (each ITERS times per
- * rank, sizes from 8 bytes to 4 MB), every byte checked; rank 0 prints
- * "stack_ring: OK" when every rank got everything. Run under count_tool. */
+ * rank, sizes from 8 bytes to 4 MB), then through MPI_Sendrecv and MPI_Sendrecv_replace,
+ * which HMPI builds from its own sends: a tool above must count only the program's
+ * calls. Every byte checked; rank 0 prints "stack_ring: OK" when every rank got
+ * everything. Run under count_tool. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,16 @@ int main(int argc, char **argv)
         }
         for (size_t i = 0; i < n; i++)
             bad += in[i] != val(left, it, i);
+        for (size_t i = 0; i < n; i++)
+            in[i] = 0;
+        MPI_Sendrecv(out, (int)n, MPI_BYTE, right, 2000 + it, in, (int)n, MPI_BYTE, left,
+                     2000 + it, MPI_COMM_WORLD, &st[0]);
+        for (size_t i = 0; i < n; i++)
+            bad += in[i] != val(left, it, i);
+        MPI_Sendrecv_replace(out, (int)n, MPI_BYTE, right, 3000 + it, left, 3000 + it,
+                             MPI_COMM_WORLD, &st[0]);
+        for (size_t i = 0; i < n; i++)
+            bad += out[i] != val(left, it, i);
         free(out);
         free(in);
     }
