@@ -6,6 +6,7 @@
 #ifndef HMPI_COLL_H
 #define HMPI_COLL_H
 
+#include "../common/assert.h"
 #include "../core/comm.h"
 #include "../core/datatype.h"
 #include "../core/op.h"
@@ -149,7 +150,12 @@ static inline hmpi_coll_half_t *hmpi_coll_half(const hmpi_coll_team_t *t, int i,
     return (hmpi_coll_half_t *)(t->slot[i] + (e & 1) * t->half_stride);
 }
 
-static inline uint64_t hmpi_coll_begin(hmpi_coll_team_t *t) { return ++t->epoch; }
+static inline uint64_t hmpi_coll_begin(hmpi_coll_team_t *t)
+{
+    /* Nobody finished an epoch this rank has not begun. */
+    HMPI_ASSERT_INTERNAL(t->seen_done <= t->epoch);
+    return ++t->epoch;
+}
 
 void hmpi_coll_wait_slow(const _Atomic uint64_t *word, uint64_t want);
 
@@ -182,6 +188,8 @@ static inline void hmpi_coll_wait_all(hmpi_coll_team_t *t, uint64_t e, int phase
 
 static inline void hmpi_coll_publish(hmpi_coll_team_t *t, uint64_t e, int phase)
 {
+    /* Only for an epoch this rank has begun: a state never runs ahead of its owner. */
+    HMPI_ASSERT_INTERNAL(e >= 1 && e <= t->epoch);
     atomic_store_explicit(&hmpi_coll_half(t, t->me, e)->state, hmpi_coll_state(e, phase),
                           memory_order_release);
 }

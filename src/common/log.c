@@ -2,8 +2,10 @@
  * Formats into a stack buffer and writes once, so lines of ranks do not mix; while
  * held (MPI_Init), keeps the lines for one rank to say on behalf of all. */
 #include "log.h"
+#include "assert.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -113,4 +115,19 @@ void hmpi_log_release(int print)
         put(&v, 1);
     }
     held.len = 0;
+}
+
+void hmpi_assert_fail(const char *expr, const char *file, int line, const char *func)
+{
+    /* Whatever was held (MPI_Init) goes out first: it may say why. */
+    if (held.on)
+        hmpi_log_release(1);
+    const char *src = NULL; /* the path from the last "src/" on */
+    for (const char *f = strstr(file, "src/"); f; f = strstr(f + 1, "src/"))
+        src = f;
+    char text[768];
+    snprintf(text, sizeof text, "assertion failed: %s (%s:%d, %s)", expr, src ? src : file, line,
+             func);
+    hmpi_log_long(text);
+    abort();
 }

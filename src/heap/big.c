@@ -9,6 +9,7 @@
  * get huge pages where HMPI_HUGEPAGES does that per block (hugepage.h). No MPI in here. */
 #include "big.h"
 #include "hugepage.h"
+#include "../common/assert.h"
 #include "../common/log.h"
 
 #include <stdbool.h>
@@ -52,8 +53,19 @@ static size_t list_lower(const hmpi_extent_list_t *l, uintptr_t a)
     return lo;
 }
 
+/* The lists' invariant (big.h): sorted by start, no extent empty, none overlapping the
+ * next. For HMPI_ASSERT_EXPENSIVE after each change. */
+static bool list_sound(const hmpi_extent_list_t *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].len == 0 || (i && l->v[i - 1].start + l->v[i - 1].len > l->v[i].start))
+            return false;
+    return true;
+}
+
 static void list_insert_at(hmpi_extent_list_t *l, size_t i, hmpi_extent_t e)
 {
+    HMPI_ASSERT(l->n < l->cap && i <= l->n); /* room made by list_reserve */
     memmove(l->v + i + 1, l->v + i, (l->n - i) * sizeof *l->v);
     l->v[i] = e;
     l->n++;
@@ -90,6 +102,7 @@ static void free_insert(hmpi_extents_t *x, hmpi_extent_t e)
     } else {
         list_insert_at(f, i, e);
     }
+    HMPI_ASSERT_EXPENSIVE(list_sound(f));
 }
 
 /* ---- pages ---------------------------------------------------------------------------- */
@@ -197,6 +210,7 @@ void *hmpi_extents_alloc(hmpi_extents_t *x, size_t n, size_t align)
         p = (void *)a;
         break;
     }
+    HMPI_ASSERT_EXPENSIVE(list_sound(&x->free) && list_sound(&x->used));
 out:
     pthread_mutex_unlock(&x->lock);
     if (p != NULL && x->shared) /* fresh (punched) pages: huge ones, outside the lock */

@@ -8,6 +8,7 @@
  * arrival into a private record, checked, and a wrong one fails the receive it
  * matches (MPI_ERR_INTERN, and a line naming the peer and the field) without a copy. */
 #include "p2p.h"
+#include "../common/assert.h"
 #include "../common/knobs.h"
 #include "../common/log.h"
 #include "../common/stats.h"
@@ -124,6 +125,15 @@ static void bounce_put(void *p, size_t bytes)
     *(void **)p = bounce_pool;
     bounce_pool = p;
     bounce_pooled++;
+}
+
+/* Envelopes in the in-flight list, counted by walking it (HMPI_ASSERT_EXPENSIVE). */
+static unsigned inflight_length(void)
+{
+    unsigned n = 0;
+    for (hmpi_env_t *e = inflight_head; e; e = hmpi_env_own(e)->snext)
+        n++;
+    return n;
 }
 
 static void inflight_add(hmpi_env_t *e)
@@ -393,6 +403,7 @@ static arrival_t *take_unexpected(const hmpi_match_recv_t *p, int remove)
 
 static inline hmpi_env_t *lane_slot(char *lane, uint64_t n)
 {
+    HMPI_ASSERT_INTERNAL(lane_k && (lane_k & (lane_k - 1)) == 0);
     return (hmpi_env_t *)(void *)(lane + (size_t)(n & (lane_k - 1)) * env_bytes);
 }
 
@@ -477,6 +488,7 @@ static void walk_inflight(void)
             *pp = hmpi_env_own(e)->snext;
             if (inflight_tailp == &hmpi_env_own(e)->snext)
                 inflight_tailp = pp;
+            HMPI_ASSERT_INTERNAL(inflight_count > 0);
             inflight_count--;
             complete_send(e);
             continue;
@@ -485,6 +497,8 @@ static void walk_inflight(void)
             hmpi_stat_add(HMPI_STAT_blocks_by_sender, hmpi_syn_help(e));
         pp = &hmpi_env_own(e)->snext;
     }
+    HMPI_ASSERT_INTERNAL(inflight_tailp == pp);
+    HMPI_ASSERT_EXPENSIVE(inflight_length() == inflight_count);
 }
 
 /* The MPI below progresses only inside its own calls. A rank spinning in HMPI may be
@@ -536,6 +550,7 @@ static void reclaim_oldest(void)
         inflight_head = hmpi_env_own(e)->snext;
         if (!inflight_head)
             inflight_tailp = &inflight_head;
+        HMPI_ASSERT_INTERNAL(inflight_count > 0);
         inflight_count--;
         complete_send(e);
     }
@@ -715,6 +730,8 @@ static hmpi_env_t *lane_look(int dst)
 static inline hmpi_env_t *lane_claim(int dst)
 {
     uint64_t h = lane_head[dst];
+    /* Slots [h, lane_free) were seen DONE: never more than the lane holds. */
+    HMPI_ASSERT_INTERNAL(lane_free[dst] - h <= lane_k);
     if (__builtin_expect(h == lane_free[dst], 0))
         return lane_look(dst);
     return lane_slot(lane_out + (size_t)dst * lane_bytes, h);
@@ -732,6 +749,9 @@ static void lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, int tag, size_t by
     e->src_local = (uint16_t)hmpi_node.rank;
     e->size = bytes;
     e->data = e->u.payload;
+    /* e is the slot lane_claim gave out: the next of the lane, known free. */
+    HMPI_ASSERT_INTERNAL(e == lane_slot(lane_out + (size_t)dst * lane_bytes, lane_head[dst]) &&
+                         lane_head[dst] != lane_free[dst]);
     e->pseq = pseq_to[dst]++;
     atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
     atomic_store_explicit(&e->lseq, ++lane_head[dst], memory_order_release);

@@ -3,6 +3,7 @@
  * slots, and an encoding that never collides with the MPI below's handles.
  * Private to the process; guarded by the engine lock. */
 #include "p2p.h"
+#include "../common/assert.h"
 #include "../common/log.h"
 
 #include <stdint.h>
@@ -18,6 +19,8 @@ hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind)
     uint32_t i;
     if (free_head) {
         i = free_head - 1;
+        HMPI_ASSERT(i < top); /* the free list holds only slots handed out before */
+        HMPI_ASSERT_INTERNAL(hmpi_req_table[i].kind == HMPI_REQ_DONE);
         free_head = hmpi_req_table[i].free_next;
     } else if (top < HMPI_REQ_MAX) {
         i = top++;
@@ -36,6 +39,7 @@ void hmpi_req_release(hmpi_req_t *r)
     if (r == hmpi_req_sent() || r == hmpi_req_proc_null())
         return; /* shared by every operation it stands for, never freed */
     uint32_t i = (uint32_t)(r - hmpi_req_table);
+    HMPI_ASSERT(r >= hmpi_req_table && i < top); /* else the free list takes a stranger */
     if (r->holds_comm)
         hmpi_comm_unref(r->comm);
     r->holds_comm = 0;

@@ -18,6 +18,8 @@
 #ifndef HMPI_SHM_QUEUE_H
 #define HMPI_SHM_QUEUE_H
 
+#include "../common/assert.h"
+
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -37,6 +39,8 @@ typedef struct {
 
 static inline void hmpi_queue_push(hmpi_queue_t *q, hmpi_qnode_t *n)
 {
+    /* A node is aligned, so the link to it never has HMPI_QUEUE_TAKEN set. */
+    HMPI_ASSERT_INTERNAL((uintptr_t)n % alignof(hmpi_qnode_t) == 0);
     hmpi_qnode_t *old = atomic_load_explicit(&q->head, memory_order_relaxed);
     do {
         n->next = old;
