@@ -241,8 +241,8 @@ int OPI_Comm_enable(MPI_Comm comm)
     if (err)
         return hmpi_opi_raise(comm, err);
     if (comm == MPI_COMM_NULL)
-        return hmpi_opi_raise(MPI_COMM_NULL,
-                         hmpi_err_what(MPI_ERR_COMM, "OPI_Comm_enable: comm is MPI_COMM_NULL"));
+        return hmpi_opi_raise(
+            MPI_COMM_NULL, hmpi_err_what(MPI_ERR_COMM, "OPI_Comm_enable: comm is MPI_COMM_NULL"));
     hmpi_opi_comm_t *oc;
     if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF)
         return hmpi_opi_raise(comm, hmpi_opi_comm_get(comm, &oc));

@@ -122,8 +122,7 @@ void hmpi_opi_give_shutdown(void)
 static int give_local(hmpi_opi_hdr_t *h, int rank, int tag, hmpi_opi_comm_t *oc, MPI_Request *req)
 {
     uint64_t len = h->len;
-    int err = req ? hmpi_self_Isend(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow,
-                                    req)
+    int err = req ? hmpi_self_Isend(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow, req)
                   : hmpi_self_Send(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow);
     if (err == MPI_SUCCESS) {
         hmpi_stat_add(HMPI_STAT_opi_gives_local, 1);

@@ -53,10 +53,7 @@ typedef struct hmpi_opi_hdr_s {
 static_assert(sizeof(hmpi_opi_hdr_t) == 64, "the header keeps the data cache-line aligned");
 static_assert(offsetof(hmpi_opi_hdr_t, link) == 0, "queue and pool nodes are headers");
 
-static inline hmpi_opi_hdr_t *hmpi_opi_hdr(void *data)
-{
-    return (hmpi_opi_hdr_t *)data - 1;
-}
+static inline hmpi_opi_hdr_t *hmpi_opi_hdr(void *data) { return (hmpi_opi_hdr_t *)data - 1; }
 
 /* ---- process-wide state (context.c) -------------------------------------------------- */
 
@@ -91,16 +88,16 @@ int hmpi_opi_comm_get(MPI_Comm comm, hmpi_opi_comm_t **oc_p);
 
 /* Errors specific to OPI: codes of a standard class with their own message. */
 typedef enum {
-    OPI_E_ARG_NULL,   /* MPI_ERR_ARG: the void ** argument is NULL */
-    OPI_E_BUF_NULL,   /* MPI_ERR_BUFFER: *ptr is NULL */
-    OPI_E_FOREIGN,    /* MPI_ERR_BUFFER: not an OPI buffer */
-    OPI_E_FREED,      /* MPI_ERR_BUFFER: already freed */
-    OPI_E_NOT_HELD,   /* MPI_ERR_BUFFER: given away, or another rank's */
-    OPI_E_TOO_SMALL,  /* MPI_ERR_COUNT: count elements do not fit in the buffer */
-    OPI_E_TOO_LARGE,  /* MPI_ERR_ARG: OPI_Alloc length beyond OPI_MAX_LEN */
-    OPI_E_COMM,       /* MPI_ERR_COMM: communicator not enabled for OPI */
-    OPI_E_TYPE,       /* MPI_ERR_TYPE: negative lower bound or extent */
-    OPI_E_NO_INIT,    /* MPI_ERR_OTHER: OPI was not set up at MPI_Init */
+    OPI_E_ARG_NULL,  /* MPI_ERR_ARG: the void ** argument is NULL */
+    OPI_E_BUF_NULL,  /* MPI_ERR_BUFFER: *ptr is NULL */
+    OPI_E_FOREIGN,   /* MPI_ERR_BUFFER: not an OPI buffer */
+    OPI_E_FREED,     /* MPI_ERR_BUFFER: already freed */
+    OPI_E_NOT_HELD,  /* MPI_ERR_BUFFER: given away, or another rank's */
+    OPI_E_TOO_SMALL, /* MPI_ERR_COUNT: count elements do not fit in the buffer */
+    OPI_E_TOO_LARGE, /* MPI_ERR_ARG: OPI_Alloc length beyond OPI_MAX_LEN */
+    OPI_E_COMM,      /* MPI_ERR_COMM: communicator not enabled for OPI */
+    OPI_E_TYPE,      /* MPI_ERR_TYPE: negative lower bound or extent */
+    OPI_E_NO_INIT,   /* MPI_ERR_OTHER: OPI was not set up at MPI_Init */
     OPI_E_COUNT
 } hmpi_opi_err_t;
 
@@ -139,9 +136,9 @@ typedef struct {
     MPI_Aint textent;   /* true extent */
 } hmpi_opi_type_t;
 
-int hmpi_opi_type_get(MPI_Datatype type, hmpi_opi_type_t *t);   /* MPI_ERR_TYPE or OPI's */
-size_t hmpi_opi_span(int count, const hmpi_opi_type_t *t);       /* bytes from the pointer */
-int hmpi_opi_contig(int count, const hmpi_opi_type_t *t);        /* data == span, from offset 0 */
+int hmpi_opi_type_get(MPI_Datatype type, hmpi_opi_type_t *t); /* MPI_ERR_TYPE or OPI's */
+size_t hmpi_opi_span(int count, const hmpi_opi_type_t *t);    /* bytes from the pointer */
+int hmpi_opi_contig(int count, const hmpi_opi_type_t *t);     /* data == span, from offset 0 */
 
 /* ---- pools (pool.c) ------------------------------------------------------------------- */
 

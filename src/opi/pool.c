@@ -35,10 +35,7 @@ static inline size_t cls_size(unsigned c)
     return ((size_t)1 << k) + ((size_t)sub << (k - 2));
 }
 
-static inline size_t block_bytes(unsigned c)
-{
-    return sizeof(hmpi_opi_hdr_t) + cls_size(c);
-}
+static inline size_t block_bytes(unsigned c) { return sizeof(hmpi_opi_hdr_t) + cls_size(c); }
 
 /* This rank's pool. Guarded by hmpi_opi_lock. Invariant: bin[c] holds depth[c] FREE
  * buffers of class c, and cached_* add up what all bins hold. */

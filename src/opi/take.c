@@ -89,7 +89,7 @@ static int finish_mixed(void **ptr, hmpi_opi_hdr_t *pkt, const hmpi_comm_t *hs, 
 
 typedef struct take_op_s {
     void **ptr;
-    hmpi_opi_hdr_t *pkt;          /* MIXED: the receive buffer; NULL for LOCAL */
+    hmpi_opi_hdr_t *pkt;     /* MIXED: the receive buffer; NULL for LOCAL */
     MPI_Request inner;       /* the receive on the shadow */
     const hmpi_comm_t *hs;   /* the shadow's state (the inner receive holds it alive) */
     int count;
@@ -172,11 +172,10 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const hmpi_opi
         err = pr ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     }
     if (!err)
-        err = route == ROUTE_MIXED
-                  ? hmpi_self_Irecv(op->pkt->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow,
-                                    &op->inner)
-                  : hmpi_self_Irecv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow,
-                                    &op->inner);
+        err = route == ROUTE_MIXED ? hmpi_self_Irecv(op->pkt->data, (int)cap, MPI_PACKED, rank, tag,
+                                                     oc->shadow, &op->inner)
+                                   : hmpi_self_Irecv(ptr, sizeof(void *), MPI_BYTE, rank, tag,
+                                                     oc->shadow, &op->inner);
     hmpi_type_t ht; /* the program may free a derived type before the take completes */
     op->holds_type = !err && hmpi_type_get(type, count, &ht) == MPI_SUCCESS && ht.derived;
     hmpi_p2p_lock();
@@ -202,8 +201,8 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const hmpi_opi
 
 /* ---- the API ------------------------------------------------------------------------------------ */
 
-static int check_take(void **ptr, int count, MPI_Datatype type, int rank, int tag,
-                      MPI_Comm comm, hmpi_opi_comm_t **oc_p, hmpi_opi_type_t *t, const char *fn)
+static int check_take(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI_Comm comm,
+                      hmpi_opi_comm_t **oc_p, hmpi_opi_type_t *t, const char *fn)
 {
     HMPI_ENTER(fn);
     int err = hmpi_opi_ready();
@@ -220,8 +219,8 @@ static int check_take(void **ptr, int count, MPI_Datatype type, int rank, int ta
     if (!err)
         err = hmpi_opi_type_get(type, t);
     if (!err && tag != MPI_ANY_TAG && (tag < 0 || tag > hmpi_opi.tag_ub))
-        err = hmpi_err_what(MPI_ERR_TAG, "%s: tag %d is outside 0..%d and not MPI_ANY_TAG", fn,
-                            tag, hmpi_opi.tag_ub);
+        err = hmpi_err_what(MPI_ERR_TAG, "%s: tag %d is outside 0..%d and not MPI_ANY_TAG", fn, tag,
+                            hmpi_opi.tag_ub);
     if (!err && rank != MPI_ANY_SOURCE && rank != MPI_PROC_NULL &&
         (rank < 0 || rank >= (*oc_p)->peers))
         err = hmpi_err_what(MPI_ERR_RANK, "%s: rank %d is not a rank of a communicator of size %d",

@@ -49,8 +49,8 @@ int main(int argc, char **argv)
             bad += in[i] != val(left, it, i);
         for (size_t i = 0; i < n; i++)
             in[i] = 0;
-        MPI_Sendrecv(out, (int)n, MPI_BYTE, right, 2000 + it, in, (int)n, MPI_BYTE, left,
-                     2000 + it, MPI_COMM_WORLD, &st[0]);
+        MPI_Sendrecv(out, (int)n, MPI_BYTE, right, 2000 + it, in, (int)n, MPI_BYTE, left, 2000 + it,
+                     MPI_COMM_WORLD, &st[0]);
         for (size_t i = 0; i < n; i++)
             bad += in[i] != val(left, it, i);
         MPI_Sendrecv_replace(out, (int)n, MPI_BYTE, right, 3000 + it, left, 3000 + it,

@@ -125,8 +125,8 @@ int main(void)
     }
     for (int i = 0; i < THREADS; i++)
         pthread_join(th[i], NULL);
-    CHECK(sh.total == want, "threads: %llu writes counted, %llu made",
-          (unsigned long long)sh.total, (unsigned long long)want);
+    CHECK(sh.total == want, "threads: %llu writes counted, %llu made", (unsigned long long)sh.total,
+          (unsigned long long)want);
     CHECK(sh.tas_total == (uint64_t)THREADS * ROUNDS, "threads: test-and-set lost %llu",
           (unsigned long long)((uint64_t)THREADS * ROUNDS - sh.tas_total));
     CHECK(sh.rw == 0 && sh.tas == 0, "threads: locks left %u %u", sh.rw, sh.tas);
@@ -140,8 +140,7 @@ int main(void)
             sched_yield();
             continue;
         }
-        CHECK(data[got] == (uint64_t)got * 2654435761u + 1, "message %u seen before its data",
-              got);
+        CHECK(data[got] == (uint64_t)got * 2654435761u + 1, "message %u seen before its data", got);
         got++;
     }
     pthread_join(p, NULL);
@@ -165,8 +164,8 @@ int main(void)
     }
     CHECK(m->total == want && m->tas_total == (uint64_t)PROCS * ROUNDS,
           "processes: %llu of %llu writes, %llu of %llu test-and-set holds",
-          (unsigned long long)m->total, (unsigned long long)want,
-          (unsigned long long)m->tas_total, (unsigned long long)PROCS * ROUNDS);
+          (unsigned long long)m->total, (unsigned long long)want, (unsigned long long)m->tas_total,
+          (unsigned long long)PROCS * ROUNDS);
     printf("locks: OK\n");
     return 0;
 }

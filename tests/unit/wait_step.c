@@ -72,8 +72,8 @@ int main(void)
      * HMPI_SPIN_EARLY, its first slow step (which yields), so the hook runs at step 15
      * and then at every step from HMPI_SPIN_EARLY + 1. */
     steps(HMPI_SPIN_EARLY, 40, 0);
-    CHECK(calls == 1 + (40 - HMPI_SPIN_EARLY - 1), "limit %d, 40 steps: %d calls",
-          HMPI_SPIN_EARLY, calls);
+    CHECK(calls == 1 + (40 - HMPI_SPIN_EARLY - 1), "limit %d, 40 steps: %d calls", HMPI_SPIN_EARLY,
+          calls);
     CHECK(calls_at[0] == 15 && calls_at[1] == HMPI_SPIN_EARLY + 1,
           "limit %d: calls at steps %d, %d", HMPI_SPIN_EARLY, calls_at[0], calls_at[1]);
 
