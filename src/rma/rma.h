@@ -161,9 +161,12 @@ static inline int hmpi_rma_check_access(const hmpi_win_t *w, int t, int passive)
 
 /* ---- waiting (every wait loop of src/rma) ------------------------------------------ */
 
-/* One step of a wait: spin, then yield while moving local point-to-point along and, for
- * a mixed window, the MPI below (a peer may be inside the below waiting for us). */
-void hmpi_rma_wait_step(const hmpi_win_t *w, hmpi_rma_wait_t *wt);
+/* One step of a wait: HMPI's one wait (shm/wait.h), which for a mixed window also moves
+ * the MPI below as it yields (a peer may be inside the below waiting for us). */
+static inline void hmpi_rma_wait_step(const hmpi_win_t *w, hmpi_rma_wait_t *wt)
+{
+    hmpi_wait_step(&wt->b, w && w->mixed);
+}
 
 /* The local barrier of the window's members on this node (fence, Win_free). */
 void hmpi_rma_barrier(hmpi_win_t *w);

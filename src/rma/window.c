@@ -47,12 +47,6 @@ static void destroy(hmpi_win_t *w)
 
 /* ---- waiting ---------------------------------------------------------------------------- */
 
-void hmpi_rma_wait_step(const hmpi_win_t *w, hmpi_rma_wait_t *wt)
-{
-    hmpi_wait_step(&wt->b, w && w->mixed); /* mixed: a peer may be inside the below,
-                                            * waiting for our progress */
-}
-
 void hmpi_rma_barrier(hmpi_win_t *w)
 {
     hmpi_barrier_arrive(&w->bar);
