@@ -13,8 +13,8 @@
 #include "../core/errors.h"
 #include "../core/mismatch.h"
 #include "../core/op.h"
+#include "../core/report.h"
 #include "pt2pt.h"
-#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>

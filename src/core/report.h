@@ -1,6 +1,6 @@
 /* report.h: the HMPI_STATS report at MPI_Finalize (report.c). */
-#ifndef HMPI_MPI_REPORT_H
-#define HMPI_MPI_REPORT_H
+#ifndef HMPI_CORE_REPORT_H
+#define HMPI_CORE_REPORT_H
 
 /* At MPI_Init, once the knobs are read: which report HMPI_STATS asks for (all ranks
  * agree on it: collective over MPI_COMM_WORLD); counting starts when it asks for one.
