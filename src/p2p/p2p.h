@@ -55,7 +55,7 @@ struct hmpi_req_s;
  * so the receiver takes them in the order they were sent. The receiver's first cache
  * line holds the whole header and the first 16 bytes of an immediate payload.
  * Another process writes it, so the receiver trusts none of it: it reads each field
- * once into a local, checks it (engine.c: the envelope's place and its key; each
+ * once into a local, checks it (arrival.c: the envelope's place and its key; each
  * protocol's check in proto.c: sizes, pointers) and uses only the local. A CMA read
  * goes to the pid the control area names for the envelope's slice, never to a field. */
 typedef struct hmpi_env_s {
@@ -101,7 +101,7 @@ typedef struct {
     uint8_t buffered;              /* MPI_Bsend: holds room in the attached buffer */
     uint8_t watched;               /* progress polls it: DONE frees more than the envelope */
     uint8_t no_help;               /* synergistic: the receiver's block plan was bad */
-    uint8_t reclaim;               /* take the buffer's lines back at DONE (engine.c) */
+    uint8_t reclaim;               /* take the buffer's lines back at DONE (send.c) */
     uint64_t size;                 /* e->size as sent: the receiver may overwrite that one */
 } hmpi_env_own_t;
 
@@ -359,7 +359,24 @@ void hmpi_p2p_recv_message(hmpi_req_t *r, hmpi_env_t *e);
  * program's status gets everything but MPI_ERROR: MPI-4.1 §3.2.5 lets only the calls
  * that return several statuses write that field, and only when they return
  * MPI_ERR_IN_STATUS (mpi/request.c). None of these take MPI_STATUS_IGNORE. */
-void hmpi_status_fill(MPI_Status *st, int source, int tag, size_t bytes); /* not MPI_ERROR */
+/* Not MPI_ERROR. Inline: the short way of MPI_Recv fills a status with it. */
+static inline void hmpi_status_fill(MPI_Status *st, int source, int tag, size_t bytes)
+{
+    st->MPI_SOURCE = source;
+    st->MPI_TAG = tag;
+    /* The hidden count fields, written directly where their layout is known (the
+     * MPI below reads them back in MPI_Get_count); otherwise through the MPI below. */
+#if defined(MPICH_VERSION)
+    st->count_lo = (int)bytes;
+    st->count_hi_and_cancelled = (int)(((uint64_t)bytes >> 32) << 1);
+#elif defined(OPEN_MPI)
+    st->_ucount = bytes;
+    st->_cancelled = 0;
+#else
+    PMPI_Status_set_elements_x(st, MPI_BYTE, (MPI_Count)bytes);
+    PMPI_Status_set_cancelled(st, 0);
+#endif
+}
 static inline void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t bytes)
 {
     hmpi_status_fill(st, source, tag, bytes);

@@ -1,0 +1,156 @@
+/* engine.h: the point-to-point engine's private state and the short pieces its files
+ * share on the hot path (the files of p2p/ only; nothing outside src/p2p includes it). The state
+ * is one struct: the sender's pools and in-flight list (send.c), the lanes (lane.c),
+ * the receiver's counters (arrival.c), the poke of the MPI below (progress.c). All of it
+ * is private to the process and guarded by the engine lock, but for the envelopes and
+ * lanes it points to, which live in the shared heap. */
+#ifndef HMPI_P2P_ENGINE_H
+#define HMPI_P2P_ENGINE_H
+
+#include "p2p.h"
+#include "../common/assert.h"
+#include "../common/hidden.h"
+#include "../common/stats.h"
+#include "../node/node.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+struct arrival_s;
+
+enum { HMPI_P2P_REWRITE_SLOTS = 64 }; /* buffers whose rewrites send.c tells apart */
+
+/* Lanes. Each rank owns one lane per local receiver (itself included): lane_k envelopes
+ * in its slice, receiver-major, published in its control block. A small eager message
+ * goes into the next slot of the lane when that slot is DONE, and is published by the
+ * slot's use count (lseq); the receiver polls the next slot of each lane. Otherwise the
+ * message goes by the receiver's incoming queue. pseq numbers one sender's messages to
+ * one receiver across both ways; the receiver takes them in that order. */
+typedef struct {
+    hmpi_rank_ctrl_t *me; /* my block in the control area; NULL: HMPI is off */
+    int nlocal;           /* local ranks: lanes and sequence numbers */
+    size_t env_bytes;     /* envelope, payload, then hmpi_env_own_t */
+    /* send.c */
+    hmpi_env_t *inflight_head; /* my envelopes not yet DONE (via snext) */
+    hmpi_env_t **inflight_tailp;
+    hmpi_env_t *env_pool;      /* recycled envelopes (via snext) */
+    unsigned inflight_count;   /* envelopes in the in-flight list */
+    unsigned inflight_watched; /* of those, the ones progress polls */
+    int cma_ok;                /* every local rank reads every other's memory */
+    void *bounce_pool;         /* free bounce blocks, linked through their first word */
+    int bounce_pooled;
+    struct { /* buffers sent, by address (send.c, rewritten) */
+        uintptr_t addr;
+        uint64_t hash;
+    } rewrite_seen[HMPI_P2P_REWRITE_SLOTS];
+    /* lane.c */
+    unsigned lane_k;               /* slots per lane, a power of two; 0: no lanes */
+    char *lane_out;                /* my lanes: receiver r's from r * lane_bytes */
+    size_t lane_bytes;             /* one lane */
+    char **lane_in;                /* [sender]: the sender's lane to me */
+    uint64_t *lane_head;           /* [receiver]: slots of my lane used */
+    uint64_t *lane_free;           /* [receiver]: slots known DONE up to here */
+    uint32_t *lane_skip;           /* [receiver]: sends by the queue before a look */
+    uint64_t *lane_next;           /* [sender]: slots of its lane taken in */
+    uint32_t *pseq_to, *pseq_from; /* [peer]: messages numbered, taken in */
+    /* arrival.c */
+    int draining;                   /* inside take_queue: no nested take */
+    struct arrival_s *arrival_pool; /* free records of unexpected messages */
+    /* progress.c */
+    pthread_mutex_t engine_lock;
+    MPI_Comm poke_comm;   /* private copy of MPI_COMM_SELF (progress.c) */
+    MPI_Request poke_req; /* its receive that never matches */
+    unsigned poke_calls;
+} hmpi_p2p_engine_t;
+
+extern HMPI_HIDDEN hmpi_p2p_engine_t hmpi_p2p_engine;
+
+/* ---- send.c ---------------------------------------------------------------------- */
+
+/* Completes the sends whose envelopes are DONE and lets the sender help the
+ * synergistic copies its receivers matched (progress polls only watched envelopes). */
+void hmpi_p2p_inflight_walk(void);
+/* A waiting sender whose receiver is late copies its heap messages out. */
+void hmpi_p2p_unblock_sends(void);
+
+/* ---- lane.c ---------------------------------------------------------------------- */
+
+int hmpi_p2p_lanes_alloc(void);
+void hmpi_p2p_lanes_connect(void);
+hmpi_env_t *hmpi_p2p_lane_look(int dst);
+
+/* ---- arrival.c ------------------------------------------------------------------- */
+
+/* Everything that arrived: the queue, then each lane. */
+void hmpi_p2p_take_arrivals(void);
+
+/* ---- shared by the sender's and the receiver's short ways ------------------------- */
+/* memcpy of a short message's payload, inline from 8 to 16 bytes (two overlapping
+ * words): the common sizes of the short ways. */
+static inline void hmpi_p2p_copy_short(void *d, const void *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, (const char *)s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy((char *)d + n - 8, &b, 8);
+    } else if (n) { /* an empty message may come from a NULL buffer */
+        memcpy(d, s, n);
+    }
+}
+
+static inline hmpi_env_t *hmpi_p2p_lane_slot(char *lane, uint64_t n)
+{
+    HMPI_ASSERT_INTERNAL(hmpi_p2p_engine.lane_k &&
+                         (hmpi_p2p_engine.lane_k & (hmpi_p2p_engine.lane_k - 1)) == 0);
+    return (hmpi_env_t *)(void *)(lane + (size_t)(n & (hmpi_p2p_engine.lane_k - 1)) *
+                                             hmpi_p2p_engine.env_bytes);
+}
+
+/* The next slot of my lane to dst when it is free, else NULL. */
+static inline hmpi_env_t *hmpi_p2p_lane_claim(int dst)
+{
+    uint64_t h = hmpi_p2p_engine.lane_head[dst];
+    /* Slots [h, lane_free) were seen DONE: never more than the lane holds. */
+    HMPI_ASSERT_INTERNAL(hmpi_p2p_engine.lane_free[dst] - h <= hmpi_p2p_engine.lane_k);
+    if (__builtin_expect(h == hmpi_p2p_engine.lane_free[dst], 0))
+        return hmpi_p2p_lane_look(dst);
+    return hmpi_p2p_lane_slot(hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes,
+                              h);
+}
+
+/* Publishes lane slot e, its payload written: no atomic read-modify-write, and the
+ * receiver reads one line for a short message. */
+static inline void hmpi_p2p_lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, int tag, size_t bytes,
+                                         int dst)
+{
+    e->ctx = c->ctx;
+    e->src = c->rank;
+    e->tag = tag;
+    e->proto = HMPI_PROTO_IMMEDIATE;
+    e->sync = 0;
+    e->src_local = (uint16_t)hmpi_node.rank;
+    e->size = bytes;
+    e->data = e->u.payload;
+    /* e is the slot hmpi_p2p_lane_claim gave out: the next of the lane, known free. */
+    HMPI_ASSERT_INTERNAL(
+        e == hmpi_p2p_lane_slot(hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes,
+                                hmpi_p2p_engine.lane_head[dst]) &&
+        hmpi_p2p_engine.lane_head[dst] != hmpi_p2p_engine.lane_free[dst]);
+    e->pseq = hmpi_p2p_engine.pseq_to[dst]++;
+    atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
+    atomic_store_explicit(&e->lseq, ++hmpi_p2p_engine.lane_head[dst], memory_order_release);
+    /* The 8-byte ping-pong's one place of counting: one test when off; when on, two
+     * plain adds, not locked ones, each of which would wait for the store buffer on
+     * every send of the message rate (docs/observability.md, what counting costs).
+     * msgs_immediate counts the queue's only: hmpi_stat_get adds msgs_lane. */
+    if (__builtin_expect(hmpi_stats_counting(), 0)) {
+        int threads = hmpi_stats_threads;
+        hmpi_stat_bump_as(threads, HMPI_STAT_bytes_immediate, bytes);
+        hmpi_stat_bump_as(threads, HMPI_STAT_msgs_lane, 1);
+    }
+}
+
+#endif
