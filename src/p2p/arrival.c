@@ -68,7 +68,7 @@ static void take_in(hmpi_env_t *e, arrival_t *a)
         a->bad = "tag";
 }
 
-/* Takes the envelope from the sender (see the state protocol in p2p.h); -1 when its
+/* Takes the envelope from the sender (see the state protocol in engine.h); -1 when its
  * state is none the protocol allows. */
 static int claim(hmpi_env_t *e, int proto)
 {
@@ -312,6 +312,13 @@ hmpi_env_t *hmpi_p2p_take_message(hmpi_comm_t *c, int source, int tag)
     hmpi_env_t *e = a->v.env;
     arrival_put(a);
     return e;
+}
+
+void hmpi_p2p_message_info(const hmpi_env_t *e, int *source_p, int *tag_p, size_t *bytes_p)
+{
+    *source_p = e->src;
+    *tag_p = e->tag;
+    *bytes_p = e->size;
 }
 
 void hmpi_p2p_recv_message(hmpi_req_t *r, hmpi_env_t *e)

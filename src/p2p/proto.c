@@ -4,7 +4,7 @@
  * from another process's private memory. What comes from the envelope is checked by
  * each protocol's check before any copy; the copies write at most len bytes, len
  * never more than the receive buffer holds (the caller's truncation). */
-#include "p2p.h"
+#include "engine.h"
 #include "../common/knobs.h"
 #include "../common/log.h"
 #include "../common/stats.h"
