@@ -242,7 +242,19 @@ int hmpi_p2p_cancel(hmpi_req_t *r);
  * wildcard on a comm with remote members) the MPI below. */
 int hmpi_p2p_iprobe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Status *status);
 
-/* Bridge to the MPI below (bridge.c): a receive from a remote source on r->comm,
+/* Bridge to the MPI below (bridge.c). A send of mode (HMPI_MODE_*) to dest on another
+ * node, counted as remote (t: the layout of count elements of type), blocking and not;
+ * and the MPI below's own send of each mode, uncounted (a communicator HMPI does not
+ * accelerate). */
+int hmpi_bridge_send(const hmpi_type_t *t, const void *buf, int count, MPI_Datatype type, int dest,
+                     int tag, MPI_Comm comm, int mode);
+int hmpi_bridge_isend(const hmpi_type_t *t, const void *buf, int count, MPI_Datatype type, int dest,
+                      int tag, MPI_Comm comm, int mode, MPI_Request *req);
+int hmpi_bridge_send_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, int mode);
+int hmpi_bridge_isend_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                            MPI_Comm comm, int mode, MPI_Request *req);
+/* A receive from a remote source on r->comm,
  * posted below at once unless an earlier ANY_SOURCE receive could take its message. */
 int hmpi_bridge_recv_remote(hmpi_req_t *r);
 /* Receives remote messages for pending wildcards; posts deferred receives. */
