@@ -119,18 +119,55 @@ typedef struct {
     int pid;          /* CMA: the sender's process, from the control area */
 } hmpi_msg_view_t;
 
-/* Protocol table: receive side of each protocol. */
+/* Protocol table (proto.c), one entry a protocol, both halves: the sender's prepare, the
+ * receiver's check and deliver, and the statistics its messages count in. Each protocol
+ * lives in its own file (proto_immediate.c, proto_copy.c, proto_synergistic.c,
+ * proto_cma.c, proto_pipe.c); send.c chooses one per message and calls its prepare. */
 typedef struct {
     const char *name;
+    /* Sender: fills what the protocol puts in envelope e (not yet pushed) for r's bytes
+     * at p (its first byte: r's buffer plus the type's lower bound): data, the
+     * protocol's fields, and the sender's bounce if it copies the message out. The
+     * chooser set hmpi_env_own(e)->user_data when the receiver reads the user's buffer
+     * in place; the send then completes at DONE, else at once (eager). Returns an MPI
+     * error code; on an error nothing of the protocol's is held (the caller puts the
+     * envelope back). */
+    int (*prepare)(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
+    /* Sender, optional: runs once e is pushed (the pipe fills its bounce here). */
+    void (*pushed)(hmpi_env_t *e, const char *p, size_t bytes);
     /* Reads and checks what the protocol takes from the envelope (after the claim)
      * into v; returns NULL, or the name of the field that is wrong. */
     const char *(*check)(hmpi_msg_view_t *v);
     /* Moves the message into r's buffer; returns the bytes received. The envelope is
      * still the receiver's when it returns (the caller marks it DONE). */
     size_t (*deliver)(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t, size_t len);
+    hmpi_stat_t msgs, bytes; /* counted at the send (the lane's: lane.c) */
 } hmpi_proto_ops_t;
 
 extern const hmpi_proto_ops_t hmpi_protos[HMPI_PROTO_COUNT];
+
+/* The halves of each protocol, for the table. */
+int hmpi_proto_immediate_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
+const char *hmpi_proto_immediate_check(hmpi_msg_view_t *v);
+int hmpi_proto_copy_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
+const char *hmpi_proto_copy_check(hmpi_msg_view_t *v);
+size_t hmpi_proto_copy_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+                               size_t len);
+int hmpi_proto_synergistic_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
+size_t hmpi_proto_synergistic_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+                                      size_t len);
+int hmpi_proto_cma_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
+const char *hmpi_proto_cma_check(hmpi_msg_view_t *v);
+size_t hmpi_proto_cma_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+                              size_t len);
+int hmpi_proto_pipe_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
+void hmpi_proto_pipe_pushed(hmpi_env_t *e, const char *p, size_t bytes);
+size_t hmpi_proto_pipe_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+                               size_t len);
+
+/* What the protocols share (proto.c). Copies len bytes of a message from src into r's
+ * buffer (memcpy, or MPI_Unpack for a datatype with holes); returns the bytes placed. */
+size_t hmpi_proto_place(const void *src, hmpi_req_t *r, const hmpi_type_t *t, size_t len);
 
 /* The sender's help in the synergistic protocol: copies blocks of the receiver's plan
  * (checked first) until none is left; returns how many it copied. */
@@ -188,6 +225,15 @@ typedef struct {
 extern HMPI_HIDDEN hmpi_p2p_engine_t hmpi_p2p_engine;
 
 /* ---- send.c ---------------------------------------------------------------------- */
+
+/* A bounce block of at least bytes in the shared heap (a pool of small ones), or NULL;
+ * back with the same bytes. */
+void *hmpi_p2p_bounce_get(size_t bytes);
+void hmpi_p2p_bounce_put(void *p, size_t bytes);
+/* Packs r's message into dst (from MPI_BOTTOM too: hmpi_type_pack). */
+int hmpi_p2p_pack_into(hmpi_req_t *r, void *dst, size_t bytes);
+/* Whether the program rewrote the n bytes at p since their last send (send.c). */
+int hmpi_p2p_rewritten(const unsigned char *p, size_t n);
 
 /* Completes the sends whose envelopes are DONE and lets the sender help the
  * synergistic copies its receivers matched (progress polls only watched envelopes). */

@@ -32,7 +32,7 @@ static void env_put(hmpi_env_t *e)
  * for every message; a bigger copy is allocated and freed as it comes. */
 enum { BOUNCE_SMALL = 2048, BOUNCE_KEEP = 64 };
 
-static void *bounce_get(size_t bytes)
+void *hmpi_p2p_bounce_get(size_t bytes)
 {
     void *p = hmpi_p2p_engine.bounce_pool;
     if (bytes > BOUNCE_SMALL || !p)
@@ -42,8 +42,8 @@ static void *bounce_get(size_t bytes)
     return p;
 }
 
-/* p came from bounce_get(bytes). */
-static void bounce_put(void *p, size_t bytes)
+/* p came from hmpi_p2p_bounce_get(bytes). */
+void hmpi_p2p_bounce_put(void *p, size_t bytes)
 {
     if (bytes > BOUNCE_SMALL || hmpi_p2p_engine.bounce_pooled >= BOUNCE_KEEP) {
         hmpi_heap_free(p);
@@ -81,7 +81,7 @@ static void inflight_add(hmpi_env_t *e)
  * the words were sampled (only speed is at stake either way). Engine lock held. */
 enum { REWRITE_SLOTS = HMPI_P2P_REWRITE_SLOTS, REWRITE_WORDS = 8 };
 
-static int rewritten(const unsigned char *p, size_t n)
+int hmpi_p2p_rewritten(const unsigned char *p, size_t n)
 {
     uint64_t h = n; /* n > the immediate size, so at least 8 */
     size_t step = (n - sizeof h) / (REWRITE_WORDS - 1);
@@ -126,7 +126,7 @@ static void complete_send(hmpi_env_t *e)
         hmpi_p2p_finish(r);
     }
     if (hmpi_env_own(e)->bounce)
-        bounce_put(hmpi_env_own(e)->bounce, hmpi_env_own(e)->size);
+        hmpi_p2p_bounce_put(hmpi_env_own(e)->bounce, hmpi_env_own(e)->size);
     if (hmpi_env_own(e)->watched)
         hmpi_p2p_engine.inflight_watched--;
     if (hmpi_env_own(e)->buffered)
@@ -189,7 +189,7 @@ void hmpi_p2p_unblock_sends(void)
         if (!atomic_compare_exchange_strong_explicit(&e->state, &s, HMPI_ENV_BOUNCING,
                                                      memory_order_acquire, memory_order_relaxed))
             continue;
-        void *copy = bounce_get(size);
+        void *copy = hmpi_p2p_bounce_get(size);
         if (copy) {
             memcpy(copy, e->data, size);
             e->data = copy;
@@ -211,21 +211,15 @@ void hmpi_p2p_unblock_sends(void)
 
 static void count_proto(hmpi_proto_t p, size_t bytes)
 {
-    static const hmpi_stat_t msgs[HMPI_PROTO_COUNT] = {
-        HMPI_STAT_msgs_immediate, HMPI_STAT_msgs_copy, HMPI_STAT_msgs_synergistic,
-        HMPI_STAT_msgs_cma, HMPI_STAT_msgs_pipe};
-    static const hmpi_stat_t byts[HMPI_PROTO_COUNT] = {
-        HMPI_STAT_bytes_immediate, HMPI_STAT_bytes_copy, HMPI_STAT_bytes_synergistic,
-        HMPI_STAT_bytes_cma, HMPI_STAT_bytes_pipe};
     if (__builtin_expect(hmpi_stats_counting(), 0)) {
         int threads = hmpi_stats_threads; /* inside an MPI call: no locked instruction */
-        hmpi_stat_bump_as(threads, msgs[p], 1);
-        hmpi_stat_bump_as(threads, byts[p], bytes);
+        hmpi_stat_bump_as(threads, hmpi_protos[p].msgs, 1);
+        hmpi_stat_bump_as(threads, hmpi_protos[p].bytes, bytes);
     }
 }
 
 /* Packs r's message into dst (from MPI_BOTTOM too: hmpi_type_pack). */
-static int pack_into(hmpi_req_t *r, void *dst, size_t bytes)
+int hmpi_p2p_pack_into(hmpi_req_t *r, void *dst, size_t bytes)
 {
     int pos = 0;
     return hmpi_type_pack(r->buf, r->count, r->type, dst, (int)bytes, &pos);
@@ -237,7 +231,7 @@ static int lane_send(hmpi_req_t *r, hmpi_env_t *e, int dst, const char *p, size_
     int err;
     if (bytes && r->t.contig)
         memcpy(e->u.payload, p, bytes);
-    else if (bytes && (err = pack_into(r, e->u.payload, bytes)) != MPI_SUCCESS)
+    else if (bytes && (err = hmpi_p2p_pack_into(r, e->u.payload, bytes)) != MPI_SUCCESS)
         return err; /* the slot stays free */
     hmpi_p2p_lane_publish(e, r->comm, r->tag, bytes, dst);
     hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
@@ -245,19 +239,26 @@ static int lane_send(hmpi_req_t *r, hmpi_env_t *e, int dst, const char *p, size_
     return MPI_SUCCESS;
 }
 
-/* A pipelined bounce: the envelope is already queued, so a receiver that matched it
- * copies each chunk out while this side copies the next in (the two copies of a
- * bounce overlap, as in an MPI's shared-memory cells). The send completes here, eager;
- * the receiver marks DONE only once everything has landed, so the bounce is never
- * freed while this loop writes it. */
-static void pipe_fill(hmpi_env_t *e, char *copy, const char *p, size_t bytes)
+/* The protocol of a message of bytes at p that goes by the queue. Marks e's user_data
+ * when the receiver is to read the user's buffer in place (it lies in the heap, or CMA
+ * reads it); the protocols of other messages copy it out, to a bounce or the envelope. */
+static hmpi_proto_t choose(const hmpi_req_t *r, hmpi_env_t *e, const char *p, size_t bytes)
 {
-    size_t chunk = (size_t)hmpi_knobs.PIPE_CHUNK;
-    for (size_t off = 0; off < bytes; off += chunk) {
-        size_t n = bytes - off < chunk ? bytes - off : chunk;
-        memcpy(copy + off, p + off, n);
-        atomic_store_explicit(&e->u.filled, off + n, memory_order_release);
+    if (bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX)
+        return HMPI_PROTO_IMMEDIATE;
+    hmpi_proto_t heap =
+        bytes >= (size_t)hmpi_knobs.SYNERGISTIC_MIN ? HMPI_PROTO_SYNERGISTIC : HMPI_PROTO_COPY;
+    if (!r->t.contig || hmpi_env_own(e)->buffered)
+        return heap; /* packed, or the attached buffer holds it: a bounce */
+    if (hmpi_heap_is_shared_range(p, bytes)) {
+        hmpi_env_own(e)->user_data = 1;
+        return heap;
     }
+    if (hmpi_p2p_engine.cma_ok && bytes >= (size_t)hmpi_knobs.CMA_MIN) {
+        hmpi_env_own(e)->user_data = 1;
+        return HMPI_PROTO_CMA;
+    }
+    return hmpi_knobs.PIPE_CHUNK ? HMPI_PROTO_PIPE : heap;
 }
 
 int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
@@ -287,62 +288,14 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     hmpi_env_own(e)->reclaim = 0;
     hmpi_env_own(e)->buffered = r->mode == HMPI_MODE_BUFFERED;
     atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
-    int eager = 1;
-    if (bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX) {
-        e->proto = HMPI_PROTO_IMMEDIATE;
-        e->data = e->u.payload;
-        if (bytes && r->t.contig) /* an empty message may come from a NULL buffer */
-            memcpy(e->u.payload, p, bytes);
-        else if (bytes && (err = pack_into(r, e->u.payload, bytes)) != MPI_SUCCESS) {
-            env_put(e);
-            return err;
-        }
-    } else {
-        e->proto =
-            bytes >= (size_t)hmpi_knobs.SYNERGISTIC_MIN ? HMPI_PROTO_SYNERGISTIC : HMPI_PROTO_COPY;
-        if (r->t.contig && !hmpi_env_own(e)->buffered && hmpi_heap_is_shared_range(p, bytes)) {
-            e->data = p;
-            hmpi_env_own(e)->user_data = 1;
-            hmpi_env_own(e)->reclaim = bytes <= (size_t)hmpi_knobs.RECLAIM_MAX &&
-                                       rewritten((const unsigned char *)p, bytes);
-            eager = 0;
-        } else if (r->t.contig && !hmpi_env_own(e)->buffered && hmpi_p2p_engine.cma_ok &&
-                   bytes >= (size_t)hmpi_knobs.CMA_MIN) {
-            e->proto = HMPI_PROTO_CMA;
-            e->data = p;
-            hmpi_env_own(e)->user_data = 1;
-            eager = 0;
-        } else {
-            void *copy = bounce_get(bytes);
-            if (!copy) {
-                env_put(e);
-                return MPI_ERR_NO_MEM;
-            }
-            if (r->t.contig) {
-                if (hmpi_knobs.PIPE_CHUNK && !hmpi_env_own(e)->buffered) {
-                    e->proto = HMPI_PROTO_PIPE; /* filled after the push, below */
-                    atomic_store_explicit(&e->u.filled, 0, memory_order_relaxed);
-                } else {
-                    memcpy(copy, p, bytes);
-                }
-                hmpi_stat_add(HMPI_STAT_bounced, 1);
-            } else {
-                if ((err = pack_into(r, copy, bytes)) != MPI_SUCCESS) {
-                    bounce_put(copy, bytes);
-                    env_put(e);
-                    return err;
-                }
-                hmpi_stat_add(HMPI_STAT_packed, 1);
-            }
-            e->data = copy;
-            hmpi_env_own(e)->bounce = copy;
-        }
+    hmpi_proto_t proto = choose(r, e, p, bytes);
+    e->proto = (uint8_t)proto;
+    if ((err = hmpi_protos[proto].prepare(e, r, p, bytes)) != MPI_SUCCESS) {
+        env_put(e);
+        return err;
     }
-    if (e->proto == HMPI_PROTO_SYNERGISTIC) {
-        atomic_store_explicit(&e->u.syn.next_block, 0, memory_order_relaxed);
-        atomic_store_explicit(&e->u.syn.blocks_done, 0, memory_order_relaxed);
-    }
-    count_proto((hmpi_proto_t)e->proto, bytes);
+    count_proto(proto, bytes);
+    int eager = !hmpi_env_own(e)->user_data; /* the data is copied out: complete now */
     if (eager && !e->sync) {
         hmpi_env_own(e)->sreq = NULL;
         hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
@@ -359,7 +312,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     inflight_add(e);
     e->pseq = hmpi_p2p_engine.pseq_to[dst_local]++;
     hmpi_queue_push(&hmpi_ctrl()->rank[dst_local].incoming, &e->link);
-    if (e->proto == HMPI_PROTO_PIPE)
-        pipe_fill(e, hmpi_env_own(e)->bounce, p, bytes);
+    if (hmpi_protos[proto].pushed)
+        hmpi_protos[proto].pushed(e, p, bytes);
     return MPI_SUCCESS;
 }
