@@ -8,7 +8,9 @@ Each folder of src/ is a part on one floor, lowest first:
 A source may include headers of its own floor and of the floors below it, never of one
 above. node/ sits between shm/ and core/: it includes common/, heap/ and shm/ only, and
 core/ (the communicator table, the argument checks) reads its rank tables. Parts of one
-floor (coll/, rma/, opi/) may include each other's headers.
+floor (coll/, rma/, opi/) may include each other's headers. A header named in PRIVATE
+(p2p/engine.h: the engine's state and the envelope's layout) is included only inside
+its own folder.
 
 The build forces core/below.h, the table of the MPI below, into every source of libhmpi
 (-include, src/CMakeLists.txt) so that PMPI_X names the MPI below everywhere: that is
@@ -34,6 +36,8 @@ FLOORS = {
     "coll": 6, "rma": 6, "opi": 6,
     "mpi": 7,
 }
+# Headers private to their part: included only by the sources of that part's folder.
+PRIVATE = ("p2p/engine.h",)
 INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
 SOURCES = ("*.c", "*.h", "*.def")
 
@@ -73,6 +77,10 @@ def check(src):
                 tpart = target.relative_to(src).parts[0]
             except ValueError:
                 continue  # include/: the public headers, below every floor
+            trel = target.relative_to(src).as_posix()
+            if trel in PRIVATE and tpart != part:
+                problems.append(f"src/{rel}:{n}: {part}/ includes \"{m.group(1)}\", private "
+                                f"to {tpart}/")
             if tpart in FLOORS and FLOORS[tpart] > FLOORS[part]:
                 problems.append(f"src/{rel}:{n}: {part}/ (floor {FLOORS[part]}) includes "
                                 f"\"{m.group(1)}\" of {tpart}/ (floor {FLOORS[tpart]})")
@@ -86,9 +94,12 @@ def selftest():
             (src / d).mkdir(parents=True)
         (src / "mpi" / "top.h").write_text("")
         (src / "p2p" / "p2p.h").write_text('#include "../shm/q.h"\n')
+        (src / "p2p" / "engine.h").write_text('#include "p2p.h"\n')
         (src / "shm" / "q.h").write_text('#include "../mpi/top.h"\n')
+        (src / "mpi" / "use.c").write_text('#include "../p2p/engine.h"\n')
         got = check(src)
-        want = ['src/shm/q.h:1: shm/ (floor 2) includes "../mpi/top.h" of mpi/ (floor 7)']
+        want = ['src/mpi/use.c:1: mpi/ includes "../p2p/engine.h", private to p2p/',
+                'src/shm/q.h:1: shm/ (floor 2) includes "../mpi/top.h" of mpi/ (floor 7)']
         if got != want:
             print(f"check_floors self-test: got {got}, want {want}")
             return False

@@ -26,8 +26,12 @@ static int improbe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Message *
     if (m) {
         m->env = e;
         hmpi_req_bind(m, c);
-        if (status != MPI_STATUS_IGNORE)
-            hmpi_status_fill(status, e->src, e->tag, e->size);
+        if (status != MPI_STATUS_IGNORE) {
+            int src, tag;
+            size_t bytes;
+            hmpi_p2p_message_info(e, &src, &tag, &bytes);
+            hmpi_status_fill(status, src, tag, bytes);
+        }
         *message = to_message(m);
     }
     hmpi_p2p_unlock();
@@ -110,9 +114,12 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
         err = hmpi_check_buf_only(buf, count, type, "buf");
     if (err)
         return hmpi_raise_in(c->handle, err, "MPI_Mrecv");
+    int src, tag;
+    size_t bytes;
+    hmpi_p2p_message_info(m->env, &src, &tag, &bytes);
     hmpi_req_t r;
     hmpi_req_zero(&r);
-    hmpi_req_fill(&r, c, buf, count, type, &t, m->env->src, m->env->tag, HMPI_MODE_STANDARD);
+    hmpi_req_fill(&r, c, buf, count, type, &t, src, tag, HMPI_MODE_STANDARD);
     hmpi_p2p_lock();
     hmpi_p2p_recv_message(&r, m->env);
     hmpi_req_release(m);
@@ -144,9 +151,12 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
      * slot becomes the request. */
     hmpi_p2p_lock();
     hmpi_env_t *e = m->env;
+    int src, tag;
+    size_t bytes;
+    hmpi_p2p_message_info(e, &src, &tag, &bytes);
     m->kind = HMPI_REQ_RECV;
     m->env = NULL;
-    hmpi_req_fill(m, c, buf, count, type, &t, e->src, e->tag, HMPI_MODE_STANDARD);
+    hmpi_req_fill(m, c, buf, count, type, &t, src, tag, HMPI_MODE_STANDARD);
     hmpi_p2p_recv_message(m, e);
     hmpi_p2p_unlock();
     *message = MPI_MESSAGE_NULL;

@@ -1,8 +1,7 @@
 /* pt2pt.c: the point-to-point entry points. Each validates its arguments as the MPI
  * standard says, then sends a message to a peer on this node through the p2p engine
- * and one to another node through the MPI below. The protocols live in p2p/; here are
- * only the choice of path (the short way to a local peer tried first, a blocking send to
- * another node made nonblocking while local peers may need this rank's progress) and
+ * and one to another node through the bridge (p2p/bridge.c). The protocols live in p2p/;
+ * here are only the choice of path (the short way to a local peer tried first) and
  * MPI_Sendrecv and MPI_Sendrecv_replace built from the other calls. */
 #include "../core/comm.h"
 #include "../core/datatype.h"
@@ -99,47 +98,6 @@ void hmpi_status_proc_null(MPI_Status *status)
         hmpi_status_fill(status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
 }
 
-/* The MPI below's send of each mode, blocking and not. */
-static int below_send(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                      MPI_Comm comm, int mode)
-{
-    switch (mode) {
-    case HMPI_MODE_SYNC: return PMPI_Ssend(buf, count, type, dest, tag, comm);
-    case HMPI_MODE_READY: return PMPI_Rsend(buf, count, type, dest, tag, comm);
-    case HMPI_MODE_BUFFERED: return PMPI_Bsend(buf, count, type, dest, tag, comm);
-    default: return PMPI_Send(buf, count, type, dest, tag, comm);
-    }
-}
-
-int hmpi_below_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                     MPI_Comm comm, int mode, MPI_Request *req)
-{
-    switch (mode) {
-    case HMPI_MODE_SYNC: return PMPI_Issend(buf, count, type, dest, tag, comm, req);
-    case HMPI_MODE_READY: return PMPI_Irsend(buf, count, type, dest, tag, comm, req);
-    case HMPI_MODE_BUFFERED: return PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
-    default: return PMPI_Isend(buf, count, type, dest, tag, comm, req);
-    }
-}
-
-static void count_remote(const hmpi_type_t *t, int count)
-{
-    hmpi_stat_add(HMPI_STAT_msgs_remote, 1);
-    hmpi_stat_add(HMPI_STAT_bytes_remote, t->size * (size_t)count);
-}
-
-/* A blocking send to another node: blocking in the MPI below unless local peers may
- * need this rank's progress meanwhile. */
-static int below_send_blocking(const void *buf, int count, MPI_Datatype type, int dest,
-                               int tag, MPI_Comm comm, int mode)
-{
-    if (!hmpi_p2p_busy() && !hmpi_stats_counting())
-        return below_send(buf, count, type, dest, tag, comm, mode);
-    MPI_Request req;
-    int err = hmpi_below_isend(buf, count, type, dest, tag, comm, mode, &req);
-    return err ? err : hmpi_p2p_below_wait(&req, MPI_STATUS_IGNORE, HMPI_WAIT_SEND);
-}
-
 /* Blocking send of any mode. */
 static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                          MPI_Comm comm, int mode, const char *fn)
@@ -147,8 +105,9 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
     HMPI_ENTER(fn);
     hmpi_comm_t *c = hmpi_comm_get(comm);
     if (!c)
-        return hmpi_check_comm_null(comm, fn) ? MPI_ERR_COMM
-                                              : below_send(buf, count, type, dest, tag, comm, mode);
+        return hmpi_check_comm_null(comm, fn)
+                   ? MPI_ERR_COMM
+                   : hmpi_bridge_send_below(buf, count, type, dest, tag, comm, mode);
     hmpi_type_t t;
     int err = check_send(c, buf, count, type, dest, tag, &t);
     if (err)
@@ -157,8 +116,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
         return MPI_SUCCESS;
     int l = c->local_of[dest];
     if (l < 0) {
-        count_remote(&t, count);
-        return below_send_blocking(buf, count, type, dest, tag, comm, mode);
+        return hmpi_bridge_send(&t, buf, count, type, dest, tag, comm, mode);
     }
     if (mode == HMPI_MODE_BUFFERED && (err = hmpi_bsend_reserve(&t, count)) != MPI_SUCCESS)
         return hmpi_raise_in(comm, err, fn);
@@ -182,7 +140,7 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
     if (!c)
         return hmpi_check_comm_null(comm, fn)
                    ? MPI_ERR_COMM
-                   : hmpi_below_isend(buf, count, type, dest, tag, comm, mode, request);
+                   : hmpi_bridge_isend_below(buf, count, type, dest, tag, comm, mode, request);
     hmpi_type_t t;
     int err = check_send(c, buf, count, type, dest, tag, &t);
     if (!err && !request)
@@ -195,8 +153,7 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
     }
     int l = c->local_of[dest];
     if (l < 0) {
-        count_remote(&t, count);
-        return hmpi_below_isend(buf, count, type, dest, tag, comm, mode, request);
+        return hmpi_bridge_isend(&t, buf, count, type, dest, tag, comm, mode, request);
     }
     if (mode == HMPI_MODE_BUFFERED && (err = hmpi_bsend_reserve(&t, count)) != MPI_SUCCESS)
         return hmpi_raise_in(comm, err, fn);

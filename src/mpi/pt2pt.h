@@ -34,8 +34,6 @@ static inline void hmpi_req_fill(hmpi_req_t *r, hmpi_comm_t *c, const void *buf,
     r->tag = tag;
     r->mode = (uint8_t)mode;
 }
-int hmpi_below_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                     MPI_Comm comm, int mode, MPI_Request *req);
 int hmpi_recv_start(hmpi_req_t *r);
 
 #endif

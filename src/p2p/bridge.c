@@ -1,5 +1,6 @@
 /* bridge.c: where HMPI's matching meets the MPI below's, on communicators with members
- * on other nodes. A receive from a specific remote rank goes straight to the MPI below;
+ * on other nodes. A send to another node goes to the MPI below (blocking in it only
+ * while no local peer may need this rank's progress), and so does a receive. A receive from a specific remote rank goes straight to the MPI below;
  * an ANY_SOURCE receive waits in HMPI's posted list, where a local message can match
  * it, while the bridge asks the MPI below (MPI_Improbe, then MPI_Imrecv of exactly that
  * message) for a remote one. A remote receive posted after a pending wildcard that
@@ -93,6 +94,56 @@ void hmpi_bridge_progress(void)
         hmpi_bridge_wild_done(w->comm);
         return; /* the list changed: the next pass goes on */
     }
+}
+
+/* ---- remote sends ---------------------------------------------------------------- */
+
+/* The MPI below's send of each mode, blocking and not. */
+int hmpi_bridge_send_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, int mode)
+{
+    switch (mode) {
+    case HMPI_MODE_SYNC: return PMPI_Ssend(buf, count, type, dest, tag, comm);
+    case HMPI_MODE_READY: return PMPI_Rsend(buf, count, type, dest, tag, comm);
+    case HMPI_MODE_BUFFERED: return PMPI_Bsend(buf, count, type, dest, tag, comm);
+    default: return PMPI_Send(buf, count, type, dest, tag, comm);
+    }
+}
+
+int hmpi_bridge_isend_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                            MPI_Comm comm, int mode, MPI_Request *req)
+{
+    switch (mode) {
+    case HMPI_MODE_SYNC: return PMPI_Issend(buf, count, type, dest, tag, comm, req);
+    case HMPI_MODE_READY: return PMPI_Irsend(buf, count, type, dest, tag, comm, req);
+    case HMPI_MODE_BUFFERED: return PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
+    default: return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+    }
+}
+
+static void count_remote(const hmpi_type_t *t, int count)
+{
+    hmpi_stat_add(HMPI_STAT_msgs_remote, 1);
+    hmpi_stat_add(HMPI_STAT_bytes_remote, t->size * (size_t)count);
+}
+
+/* Blocking in the MPI below unless local peers may need this rank's progress meanwhile. */
+int hmpi_bridge_send(const hmpi_type_t *t, const void *buf, int count, MPI_Datatype type, int dest,
+                     int tag, MPI_Comm comm, int mode)
+{
+    count_remote(t, count);
+    if (!hmpi_p2p_busy() && !hmpi_stats_counting())
+        return hmpi_bridge_send_below(buf, count, type, dest, tag, comm, mode);
+    MPI_Request req;
+    int err = hmpi_bridge_isend_below(buf, count, type, dest, tag, comm, mode, &req);
+    return err ? err : hmpi_p2p_below_wait(&req, MPI_STATUS_IGNORE, HMPI_WAIT_SEND);
+}
+
+int hmpi_bridge_isend(const hmpi_type_t *t, const void *buf, int count, MPI_Datatype type, int dest,
+                      int tag, MPI_Comm comm, int mode, MPI_Request *req)
+{
+    count_remote(t, count);
+    return hmpi_bridge_isend_below(buf, count, type, dest, tag, comm, mode, req);
 }
 
 /* ---- waits in the MPI below ------------------------------------------------------ */

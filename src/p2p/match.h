@@ -2,7 +2,7 @@
  * messages, each list in post/arrival order, so the first match found is the one the
  * non-overtaking rule asks for; wildcards; communicator contexts; receives the bridge
  * holds back. Pure bookkeeping on private lists: no MPI, no shared memory, no
- * allocation. The engine (engine.c) and the fuzzer (tests/fuzz/fuzz_match.c) run this
+ * allocation. The engine (arrival.c) and the fuzzer (tests/fuzz/fuzz_match.c) run this
  * same code; it is inline because it runs for every message. */
 #ifndef HMPI_P2P_MATCH_H
 #define HMPI_P2P_MATCH_H

@@ -19,97 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* ---- envelopes ------------------------------------------------------------------- */
-
-typedef enum {
-    HMPI_PROTO_IMMEDIATE,   /* payload inline after the envelope */
-    HMPI_PROTO_COPY,        /* receiver copies from a heap buffer (the sender's or a bounce) */
-    HMPI_PROTO_SYNERGISTIC, /* receiver and sender copy blocks, claimed by one counter */
-    HMPI_PROTO_CMA,         /* receiver reads the sender's private buffer (process_vm_readv) */
-    HMPI_PROTO_PIPE,        /* sender fills a heap bounce in chunks while the receiver drains it */
-    HMPI_PROTO_COUNT
-} hmpi_proto_t;
-
-/* Envelope states. The receiver moves PENDING -> MATCHED (synergistic only) -> DONE;
- * after DONE it never touches the envelope again and the sender may reuse it. A sender
- * whose receiver is late may take PENDING -> BOUNCING -> EAGER (copying its data out);
- * the receiver claims with a CAS from PENDING or EAGER, so exactly one side wins. */
-enum {
-    HMPI_ENV_PENDING,
-    HMPI_ENV_MATCHED,
-    HMPI_ENV_DONE,
-    HMPI_ENV_BOUNCING,
-    HMPI_ENV_EAGER,
-    HMPI_ENV_CLAIMED,
-};
-
-struct hmpi_req_s;
-
-/* A message announced to a local receiver. Allocated in the sender's slice of the
- * shared heap (so every local rank reads it at the same address) and only ever freed
- * by the sender, once state is DONE. It reaches the receiver one of two ways: pushed on
- * the receiver's incoming queue, or, for a small eager message, written into the next
- * slot of the sender's lane to that receiver (a ring of envelopes the receiver polls:
- * no atomic read-modify-write on either side, one cache line crossing for a short
- * message). pseq numbers the messages of one sender to one receiver across both ways,
- * so the receiver takes them in the order they were sent. The receiver's first cache
- * line holds the whole header and the first 16 bytes of an immediate payload.
- * Another process writes it, so the receiver trusts none of it: it reads each field
- * once into a local, checks it (engine.c: the envelope's place and its key; each
- * protocol's check in proto.c: sizes, pointers) and uses only the local. A CMA read
- * goes to the pid the control area names for the envelope's slice, never to a field. */
-typedef struct hmpi_env_s {
-    union {
-        hmpi_qnode_t link;         /* queued: the receiver's incoming queue */
-        _Atomic uint64_t lseq;     /* lane slot: its use count + 1, published last */
-    };
-    uint32_t ctx;                  /* communicator context */
-    int32_t src;                   /* sender's rank in the communicator */
-    int32_t tag;
-    uint8_t proto;                 /* hmpi_proto_t */
-    uint8_t sync;                  /* synchronous send: completes at the match */
-    uint16_t src_local;            /* sender's local rank */
-    uint64_t size;                 /* bytes of the message */
-    const void *data;              /* where the bytes are (shared, or private for CMA) */
-    _Atomic uint32_t state;        /* HMPI_ENV_*, written by the receiver (and see above) */
-    uint32_t pseq;                 /* per (sender, receiver): orders lane and queue */
-    union {
-        unsigned char payload[16]; /* immediate: IMMEDIATE_MAX bytes from here */
-        _Atomic uint64_t filled;   /* pipe: bytes of the bounce written, by the sender */
-        struct {                   /* synergistic: written by the receiver before MATCHED */
-            void *dst;             /* receive buffer, in the shared heap */
-            uint64_t len;          /* bytes to copy (truncation applied) */
-            uint64_t block;        /* block size */
-            uint64_t nblocks;
-            char pad0[HMPI_CACHE_LINE - 32];
-            _Atomic uint64_t next_block;   /* claim counter: own line */
-            char pad1[HMPI_CACHE_LINE - 8];
-            _Atomic uint64_t blocks_done;  /* copied blocks: own line */
-        } syn;
-    } u;
-} hmpi_env_t;
-
-static_assert(offsetof(hmpi_env_t, u) == 48, "header and 16 payload bytes share a line");
-
-/* The sender's own bookkeeping, placed after the envelope's payload (the receiver
- * never reads it, so it never shares a line with what the receiver reads). */
-typedef struct {
-    struct hmpi_req_s *sreq;       /* send request to complete at DONE, or NULL */
-    struct hmpi_env_s *snext;      /* in-flight list, or the free pool */
-    void *bounce;                  /* heap copy to free at DONE */
-    uint8_t user_data;             /* data points at the user's buffer */
-    uint8_t buffered;              /* MPI_Bsend: holds room in the attached buffer */
-    uint8_t watched;               /* progress polls it: DONE frees more than the envelope */
-    uint8_t no_help;               /* synergistic: the receiver's block plan was bad */
-    uint8_t reclaim;               /* take the buffer's lines back at DONE (engine.c) */
-    uint64_t size;                 /* e->size as sent: the receiver may overwrite that one */
-} hmpi_env_own_t;
-
-extern size_t hmpi_env_own_offset;
-static inline hmpi_env_own_t *hmpi_env_own(hmpi_env_t *e)
-{
-    return (hmpi_env_own_t *)((char *)e + hmpi_env_own_offset);
-}
+/* A message announced to a local receiver: its layout is private to p2p (engine.h). */
+typedef struct hmpi_env_s hmpi_env_t;
 
 /* ---- requests -------------------------------------------------------------------- */
 
@@ -331,7 +242,19 @@ int hmpi_p2p_cancel(hmpi_req_t *r);
  * wildcard on a comm with remote members) the MPI below. */
 int hmpi_p2p_iprobe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Status *status);
 
-/* Bridge to the MPI below (bridge.c): a receive from a remote source on r->comm,
+/* Bridge to the MPI below (bridge.c). A send of mode (HMPI_MODE_*) to dest on another
+ * node, counted as remote (t: the layout of count elements of type), blocking and not;
+ * and the MPI below's own send of each mode, uncounted (a communicator HMPI does not
+ * accelerate). */
+int hmpi_bridge_send(const hmpi_type_t *t, const void *buf, int count, MPI_Datatype type, int dest,
+                     int tag, MPI_Comm comm, int mode);
+int hmpi_bridge_isend(const hmpi_type_t *t, const void *buf, int count, MPI_Datatype type, int dest,
+                      int tag, MPI_Comm comm, int mode, MPI_Request *req);
+int hmpi_bridge_send_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, int mode);
+int hmpi_bridge_isend_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                            MPI_Comm comm, int mode, MPI_Request *req);
+/* A receive from a remote source on r->comm,
  * posted below at once unless an earlier ANY_SOURCE receive could take its message. */
 int hmpi_bridge_recv_remote(hmpi_req_t *r);
 /* Receives remote messages for pending wildcards; posts deferred receives. */
@@ -353,13 +276,32 @@ void hmpi_p2p_finish(hmpi_req_t *r);
 /* Matched probe: removes the oldest local message matching (source, tag) on c, or
  * returns NULL; hmpi_p2p_recv_message later receives it into r. */
 hmpi_env_t *hmpi_p2p_take_message(hmpi_comm_t *c, int source, int tag);
+/* The source, tag and size of message e, as its sender announced them (a status). */
+void hmpi_p2p_message_info(const hmpi_env_t *e, int *source_p, int *tag_p, size_t *bytes_p);
 void hmpi_p2p_recv_message(hmpi_req_t *r, hmpi_env_t *e);
 
 /* Statuses. A request's own status (r->status) carries its error in MPI_ERROR. A
  * program's status gets everything but MPI_ERROR: MPI-4.1 §3.2.5 lets only the calls
  * that return several statuses write that field, and only when they return
  * MPI_ERR_IN_STATUS (mpi/request.c). None of these take MPI_STATUS_IGNORE. */
-void hmpi_status_fill(MPI_Status *st, int source, int tag, size_t bytes); /* not MPI_ERROR */
+/* Not MPI_ERROR. Inline: the short way of MPI_Recv fills a status with it. */
+static inline void hmpi_status_fill(MPI_Status *st, int source, int tag, size_t bytes)
+{
+    st->MPI_SOURCE = source;
+    st->MPI_TAG = tag;
+    /* The hidden count fields, written directly where their layout is known (the
+     * MPI below reads them back in MPI_Get_count); otherwise through the MPI below. */
+#if defined(MPICH_VERSION)
+    st->count_lo = (int)bytes;
+    st->count_hi_and_cancelled = (int)(((uint64_t)bytes >> 32) << 1);
+#elif defined(OPEN_MPI)
+    st->_ucount = bytes;
+    st->_cancelled = 0;
+#else
+    PMPI_Status_set_elements_x(st, MPI_BYTE, (MPI_Count)bytes);
+    PMPI_Status_set_cancelled(st, 0);
+#endif
+}
 static inline void hmpi_status_set(MPI_Status *st, int source, int tag, int error, size_t bytes)
 {
     hmpi_status_fill(st, source, tag, bytes);
@@ -401,32 +343,5 @@ void hmpi_bsend_drain(void);
 
 int hmpi_p2p_init(void);
 void hmpi_p2p_finalize(void);
-
-/* What the receiver read from an envelope, each field once, and checked: delivery
- * uses these and never reads the fields again. */
-typedef struct {
-    hmpi_env_t *env;
-    uint64_t size;         /* bytes the sender announced */
-    const void *data;      /* where they are (filled by the protocol's check) */
-    int src_local;         /* the sender: owner of the envelope's slice */
-    int pid;               /* CMA: the sender's process, from the control area */
-} hmpi_msg_view_t;
-
-/* Protocol table: receive side of each protocol. */
-typedef struct {
-    const char *name;
-    /* Reads and checks what the protocol takes from the envelope (after the claim)
-     * into v; returns NULL, or the name of the field that is wrong. */
-    const char *(*check)(hmpi_msg_view_t *v);
-    /* Moves the message into r's buffer; returns the bytes received. The envelope is
-     * still the receiver's when it returns (the caller marks it DONE). */
-    size_t (*deliver)(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t, size_t len);
-} hmpi_proto_ops_t;
-
-extern const hmpi_proto_ops_t hmpi_protos[HMPI_PROTO_COUNT];
-
-/* The sender's help in the synergistic protocol: copies blocks of the receiver's plan
- * (checked first) until none is left; returns how many it copied. */
-uint64_t hmpi_syn_help(hmpi_env_t *env);
 
 #endif

@@ -20,7 +20,7 @@ typedef struct {
     alignas(HMPI_CACHE_LINE) hmpi_queue_t incoming; /* pushed by any local sender */
     alignas(HMPI_CACHE_LINE) pid_t pid;             /* written once by the owner */
     int cma_ok;                                     /* process_vm_readv works on it */
-    void *lanes;         /* its lanes, one per local receiver (p2p/engine.c), or NULL */
+    void *lanes;         /* its lanes, one per local receiver (p2p/lane.c), or NULL */
     /* OPI buffers of this rank's slice that other local ranks trimmed from their pools:
      * pushed by any local rank, taken (all at once) only by the owner, which alone may
      * free them to its heap (src/opi/pool.c). Its own line: written by other ranks. */
@@ -33,7 +33,7 @@ static_assert(sizeof(hmpi_rank_ctrl_t) == 3 * HMPI_CACHE_LINE, "one line per wri
 
 typedef struct {
     uint64_t magic; /* HMPI_CTRL_MAGIC and the node's rank count: written by local rank */
-    int nranks;     /* 0, checked by every local rank at its start (p2p/engine.c) */
+    int nranks;     /* 0, checked by every local rank at its start (p2p/progress.c) */
     alignas(HMPI_CACHE_LINE) hmpi_rank_ctrl_t rank[]; /* [nranks] */
 } hmpi_ctrl_t;
 

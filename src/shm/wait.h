@@ -56,7 +56,7 @@ static inline void hmpi_backoff(hmpi_backoff_t *b)
 }
 
 /* What moves while anyone waits: the point-to-point engine registers it at MPI_Init
- * (p2p/engine.c), so that a rank waiting in a collective, an RMA synchronization or
+ * (p2p/progress.c), so that a rank waiting in a collective, an RMA synchronization or
  * anywhere else still takes in its local peers' messages (a peer may be blocked in a
  * synchronous send to it) and, every so often, moves the MPI below. below: what the
  * wait waits for may come through the MPI below (a window with remote members), so

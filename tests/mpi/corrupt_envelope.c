@@ -7,13 +7,14 @@
  * does not crash; and a queue link that leads back to a newer message (a loop): the
  * receiver does not go round forever, and both messages arrive once, in order.
  * 2 ranks on one node.
- * Built against HMPI's internal headers (it reaches the envelope through the send
- * request). Ordering, deterministic: the sender pushes with MPI_Issend, corrupts, then
- * signals by PMPI_Bcast on the MPI below; the receiver makes no HMPI call between the
- * barrier that opens a round and that broadcast, so it cannot see the envelope early. */
+ * Built against HMPI's internal headers, p2p/engine.h (the envelope's layout) among
+ * them: it reaches the envelope through the send request. Ordering, deterministic: the
+ * sender pushes with MPI_Issend, corrupts, then signals by PMPI_Bcast on the MPI below;
+ * the receiver makes no HMPI call between the barrier that opens a round and that
+ * broadcast, so it cannot see the envelope early. */
 #define CHECK_WITH_MPI
 #include "../check.h"
-#include "p2p/p2p.h"
+#include "p2p/engine.h"
 #include "heap/heap.h"
 #include "below_sym.h" /* BELOW(X): the MPI below's PMPI_X (HMPI exports PMPI_X too) */
 #include "hmpi.h"

@@ -273,7 +273,7 @@ static void exchange_checked(void)
           "MPI_BOTTOM send with absolute addresses refused");
     CHECK(MPI_Waitall(2, r, sts) == MPI_SUCCESS, "waitall");
     /* MPICH refuses MPI_Pack from MPI_BOTTOM even with absolute addresses: HMPI packs
-     * such a message through a shifted type (src/p2p/engine.c, pack_into) */
+     * such a message through a shifted type (src/p2p/send.c, pack_into) */
     CHECK(back == rank + 1, "MPI_BOTTOM send carried %d", back);
     MPI_Type_free(&abs);
     MPI_Type_commit(&vec);

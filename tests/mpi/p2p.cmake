@@ -153,7 +153,7 @@ foreach(np 2 4)
 endforeach()
 
 # A completed heap send takes its buffer's lines back only when the program rewrote the
-# buffer since its last send (the default HMPI_RECLAIM_MAX, p2p/engine.c "rewritten"):
+# buffer since its last send (the default HMPI_RECLAIM_MAX, p2p/send.c "rewritten"):
 # p2p_reclaim's pairs exchange 16 KiB 20 times, refilled each time (every send after
 # the first taken back, on every rank) or filled once (none). No eager copies, so every
 # send is read in place however late its receiver. Real node only; the rewrite case not

@@ -1,5 +1,5 @@
 /* p2p_reclaim.c: a completed send takes its buffer's cache lines back only when the
- * program rewrites the buffer between its sends (HMPI_RECLAIM_MAX, p2p/engine.c).
+ * program rewrites the buffer between its sends (HMPI_RECLAIM_MAX, p2p/send.c).
  * Ranks 2i and 2i+1 exchange a 16 KiB heap buffer ROUNDS times with Isend/Irecv; with
  * "rewrite" each rank refills its send buffer with other bytes before every send, with
  * "same" it fills it once. Every message is checked byte for byte, and every send

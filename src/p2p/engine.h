@@ -1,0 +1,323 @@
+/* engine.h: the point-to-point engine's private state and the short pieces its files
+ * share on the hot path (the files of p2p/ only; nothing outside src/p2p includes it). The state
+ * is one struct: the sender's pools and in-flight list (send.c), the lanes (lane.c),
+ * the receiver's counters (arrival.c), the poke of the MPI below (progress.c). All of it
+ * is private to the process and guarded by the engine lock, but for the envelopes and
+ * lanes it points to, which live in the shared heap. */
+#ifndef HMPI_P2P_ENGINE_H
+#define HMPI_P2P_ENGINE_H
+
+#include "p2p.h"
+#include "../common/assert.h"
+#include "../common/hidden.h"
+#include "../common/stats.h"
+#include "../node/node.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- envelopes ------------------------------------------------------------------- */
+
+typedef enum {
+    HMPI_PROTO_IMMEDIATE,   /* payload inline after the envelope */
+    HMPI_PROTO_COPY,        /* receiver copies from a heap buffer (the sender's or a bounce) */
+    HMPI_PROTO_SYNERGISTIC, /* receiver and sender copy blocks, claimed by one counter */
+    HMPI_PROTO_CMA,         /* receiver reads the sender's private buffer (process_vm_readv) */
+    HMPI_PROTO_PIPE,        /* sender fills a heap bounce in chunks while the receiver drains it */
+    HMPI_PROTO_COUNT
+} hmpi_proto_t;
+
+/* Envelope states. The receiver moves PENDING -> MATCHED (synergistic only) -> DONE;
+ * after DONE it never touches the envelope again and the sender may reuse it. A sender
+ * whose receiver is late may take PENDING -> BOUNCING -> EAGER (copying its data out);
+ * the receiver claims with a CAS from PENDING or EAGER, so exactly one side wins. */
+enum {
+    HMPI_ENV_PENDING,
+    HMPI_ENV_MATCHED,
+    HMPI_ENV_DONE,
+    HMPI_ENV_BOUNCING,
+    HMPI_ENV_EAGER,
+    HMPI_ENV_CLAIMED,
+};
+
+struct hmpi_req_s;
+
+/* A message announced to a local receiver. Allocated in the sender's slice of the
+ * shared heap (so every local rank reads it at the same address) and only ever freed
+ * by the sender, once state is DONE. It reaches the receiver one of two ways: pushed on
+ * the receiver's incoming queue, or, for a small eager message, written into the next
+ * slot of the sender's lane to that receiver (a ring of envelopes the receiver polls:
+ * no atomic read-modify-write on either side, one cache line crossing for a short
+ * message). pseq numbers the messages of one sender to one receiver across both ways,
+ * so the receiver takes them in the order they were sent. The receiver's first cache
+ * line holds the whole header and the first 16 bytes of an immediate payload.
+ * Another process writes it, so the receiver trusts none of it: it reads each field
+ * once into a local, checks it (arrival.c: the envelope's place and its key; each
+ * protocol's check in proto.c: sizes, pointers) and uses only the local. A CMA read
+ * goes to the pid the control area names for the envelope's slice, never to a field. */
+typedef struct hmpi_env_s {
+    union {
+        hmpi_qnode_t link;     /* queued: the receiver's incoming queue */
+        _Atomic uint64_t lseq; /* lane slot: its use count + 1, published last */
+    };
+    uint32_t ctx; /* communicator context */
+    int32_t src;  /* sender's rank in the communicator */
+    int32_t tag;
+    uint8_t proto;          /* hmpi_proto_t */
+    uint8_t sync;           /* synchronous send: completes at the match */
+    uint16_t src_local;     /* sender's local rank */
+    uint64_t size;          /* bytes of the message */
+    const void *data;       /* where the bytes are (shared, or private for CMA) */
+    _Atomic uint32_t state; /* HMPI_ENV_*, written by the receiver (and see above) */
+    uint32_t pseq;          /* per (sender, receiver): orders lane and queue */
+    union {
+        unsigned char payload[16]; /* immediate: IMMEDIATE_MAX bytes from here */
+        _Atomic uint64_t filled;   /* pipe: bytes of the bounce written, by the sender */
+        struct {                   /* synergistic: written by the receiver before MATCHED */
+            void *dst;             /* receive buffer, in the shared heap */
+            uint64_t len;          /* bytes to copy (truncation applied) */
+            uint64_t block;        /* block size */
+            uint64_t nblocks;
+            char pad0[HMPI_CACHE_LINE - 32];
+            _Atomic uint64_t next_block; /* claim counter: own line */
+            char pad1[HMPI_CACHE_LINE - 8];
+            _Atomic uint64_t blocks_done; /* copied blocks: own line */
+        } syn;
+    } u;
+} hmpi_env_t;
+
+static_assert(offsetof(hmpi_env_t, u) == 48, "header and 16 payload bytes share a line");
+
+/* The sender's own bookkeeping, placed after the envelope's payload (the receiver
+ * never reads it, so it never shares a line with what the receiver reads). */
+typedef struct {
+    struct hmpi_req_s *sreq;  /* send request to complete at DONE, or NULL */
+    struct hmpi_env_s *snext; /* in-flight list, or the free pool */
+    void *bounce;             /* heap copy to free at DONE */
+    uint8_t user_data;        /* data points at the user's buffer */
+    uint8_t buffered;         /* MPI_Bsend: holds room in the attached buffer */
+    uint8_t watched;          /* progress polls it: DONE frees more than the envelope */
+    uint8_t no_help;          /* synergistic: the receiver's block plan was bad */
+    uint8_t reclaim;          /* take the buffer's lines back at DONE (send.c) */
+    uint64_t size;            /* e->size as sent: the receiver may overwrite that one */
+} hmpi_env_own_t;
+
+extern size_t hmpi_env_own_offset;
+static inline hmpi_env_own_t *hmpi_env_own(hmpi_env_t *e)
+{
+    return (hmpi_env_own_t *)((char *)e + hmpi_env_own_offset);
+}
+
+/* What the receiver read from an envelope, each field once, and checked: delivery
+ * uses these and never reads the fields again. */
+typedef struct {
+    hmpi_env_t *env;
+    uint64_t size;    /* bytes the sender announced */
+    const void *data; /* where they are (filled by the protocol's check) */
+    int src_local;    /* the sender: owner of the envelope's slice */
+    int pid;          /* CMA: the sender's process, from the control area */
+} hmpi_msg_view_t;
+
+/* Protocol table (proto.c), one entry a protocol, both halves: the sender's prepare, the
+ * receiver's check and deliver, and the statistics its messages count in. Each protocol
+ * lives in its own file (proto_immediate.c, proto_copy.c, proto_synergistic.c,
+ * proto_cma.c, proto_pipe.c); send.c chooses one per message and calls its prepare. */
+typedef struct {
+    const char *name;
+    /* Sender: fills what the protocol puts in envelope e (not yet pushed) for r's bytes
+     * at p (its first byte: r's buffer plus the type's lower bound): data, the
+     * protocol's fields, and the sender's bounce if it copies the message out. The
+     * chooser set hmpi_env_own(e)->user_data when the receiver reads the user's buffer
+     * in place; the send then completes at DONE, else at once (eager). Returns an MPI
+     * error code; on an error nothing of the protocol's is held (the caller puts the
+     * envelope back). */
+    int (*prepare)(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
+    /* Sender, optional: runs once e is pushed (the pipe fills its bounce here). */
+    void (*pushed)(hmpi_env_t *e, const char *p, size_t bytes);
+    /* Reads and checks what the protocol takes from the envelope (after the claim)
+     * into v; returns NULL, or the name of the field that is wrong. */
+    const char *(*check)(hmpi_msg_view_t *v);
+    /* Moves the message into r's buffer; returns the bytes received. The envelope is
+     * still the receiver's when it returns (the caller marks it DONE). */
+    size_t (*deliver)(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t, size_t len);
+    hmpi_stat_t msgs, bytes; /* counted at the send (the lane's: lane.c) */
+} hmpi_proto_ops_t;
+
+extern const hmpi_proto_ops_t hmpi_protos[HMPI_PROTO_COUNT];
+
+/* The halves of each protocol, for the table. */
+int hmpi_proto_immediate_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
+const char *hmpi_proto_immediate_check(hmpi_msg_view_t *v);
+int hmpi_proto_copy_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
+const char *hmpi_proto_copy_check(hmpi_msg_view_t *v);
+size_t hmpi_proto_copy_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+                               size_t len);
+int hmpi_proto_synergistic_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
+size_t hmpi_proto_synergistic_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+                                      size_t len);
+int hmpi_proto_cma_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
+const char *hmpi_proto_cma_check(hmpi_msg_view_t *v);
+size_t hmpi_proto_cma_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+                              size_t len);
+int hmpi_proto_pipe_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
+void hmpi_proto_pipe_pushed(hmpi_env_t *e, const char *p, size_t bytes);
+size_t hmpi_proto_pipe_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+                               size_t len);
+
+/* What the protocols share (proto.c). Copies len bytes of a message from src into r's
+ * buffer (memcpy, or MPI_Unpack for a datatype with holes); returns the bytes placed. */
+size_t hmpi_proto_place(const void *src, hmpi_req_t *r, const hmpi_type_t *t, size_t len);
+
+/* The sender's help in the synergistic protocol: copies blocks of the receiver's plan
+ * (checked first) until none is left; returns how many it copied. */
+uint64_t hmpi_syn_help(hmpi_env_t *env);
+
+/* ---- the engine's state -------------------------------------------------------- */
+
+struct arrival_s;
+
+enum { HMPI_P2P_REWRITE_SLOTS = 64 }; /* buffers whose rewrites send.c tells apart */
+
+/* Lanes. Each rank owns one lane per local receiver (itself included): lane_k envelopes
+ * in its slice, receiver-major, published in its control block. A small eager message
+ * goes into the next slot of the lane when that slot is DONE, and is published by the
+ * slot's use count (lseq); the receiver polls the next slot of each lane. Otherwise the
+ * message goes by the receiver's incoming queue. pseq numbers one sender's messages to
+ * one receiver across both ways; the receiver takes them in that order. */
+typedef struct {
+    hmpi_rank_ctrl_t *me; /* my block in the control area; NULL: HMPI is off */
+    int nlocal;           /* local ranks: lanes and sequence numbers */
+    size_t env_bytes;     /* envelope, payload, then hmpi_env_own_t */
+    /* send.c */
+    hmpi_env_t *inflight_head; /* my envelopes not yet DONE (via snext) */
+    hmpi_env_t **inflight_tailp;
+    hmpi_env_t *env_pool;      /* recycled envelopes (via snext) */
+    unsigned inflight_count;   /* envelopes in the in-flight list */
+    unsigned inflight_watched; /* of those, the ones progress polls */
+    int cma_ok;                /* every local rank reads every other's memory */
+    void *bounce_pool;         /* free bounce blocks, linked through their first word */
+    int bounce_pooled;
+    struct { /* buffers sent, by address (send.c, rewritten) */
+        uintptr_t addr;
+        uint64_t hash;
+    } rewrite_seen[HMPI_P2P_REWRITE_SLOTS];
+    /* lane.c */
+    unsigned lane_k;               /* slots per lane, a power of two; 0: no lanes */
+    char *lane_out;                /* my lanes: receiver r's from r * lane_bytes */
+    size_t lane_bytes;             /* one lane */
+    char **lane_in;                /* [sender]: the sender's lane to me */
+    uint64_t *lane_head;           /* [receiver]: slots of my lane used */
+    uint64_t *lane_free;           /* [receiver]: slots known DONE up to here */
+    uint32_t *lane_skip;           /* [receiver]: sends by the queue before a look */
+    uint64_t *lane_next;           /* [sender]: slots of its lane taken in */
+    uint32_t *pseq_to, *pseq_from; /* [peer]: messages numbered, taken in */
+    /* arrival.c */
+    int draining;                   /* inside take_queue: no nested take */
+    struct arrival_s *arrival_pool; /* free records of unexpected messages */
+    /* progress.c */
+    pthread_mutex_t engine_lock;
+    MPI_Comm poke_comm;   /* private copy of MPI_COMM_SELF (progress.c) */
+    MPI_Request poke_req; /* its receive that never matches */
+    unsigned poke_calls;
+} hmpi_p2p_engine_t;
+
+extern HMPI_HIDDEN hmpi_p2p_engine_t hmpi_p2p_engine;
+
+/* ---- send.c ---------------------------------------------------------------------- */
+
+/* A bounce block of at least bytes in the shared heap (a pool of small ones), or NULL;
+ * back with the same bytes. */
+void *hmpi_p2p_bounce_get(size_t bytes);
+void hmpi_p2p_bounce_put(void *p, size_t bytes);
+/* Packs r's message into dst (from MPI_BOTTOM too: hmpi_type_pack). */
+int hmpi_p2p_pack_into(hmpi_req_t *r, void *dst, size_t bytes);
+/* Whether the program rewrote the n bytes at p since their last send (send.c). */
+int hmpi_p2p_rewritten(const unsigned char *p, size_t n);
+
+/* Completes the sends whose envelopes are DONE and lets the sender help the
+ * synergistic copies its receivers matched (progress polls only watched envelopes). */
+void hmpi_p2p_inflight_walk(void);
+/* A waiting sender whose receiver is late copies its heap messages out. */
+void hmpi_p2p_unblock_sends(void);
+
+/* ---- lane.c ---------------------------------------------------------------------- */
+
+int hmpi_p2p_lanes_alloc(void);
+void hmpi_p2p_lanes_connect(void);
+hmpi_env_t *hmpi_p2p_lane_look(int dst);
+
+/* ---- arrival.c ------------------------------------------------------------------- */
+
+/* Everything that arrived: the queue, then each lane. */
+void hmpi_p2p_take_arrivals(void);
+
+/* ---- shared by the sender's and the receiver's short ways ------------------------- */
+/* memcpy of a short message's payload, inline from 8 to 16 bytes (two overlapping
+ * words): the common sizes of the short ways. */
+static inline void hmpi_p2p_copy_short(void *d, const void *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, (const char *)s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy((char *)d + n - 8, &b, 8);
+    } else if (n) { /* an empty message may come from a NULL buffer */
+        memcpy(d, s, n);
+    }
+}
+
+static inline hmpi_env_t *hmpi_p2p_lane_slot(char *lane, uint64_t n)
+{
+    HMPI_ASSERT_INTERNAL(hmpi_p2p_engine.lane_k &&
+                         (hmpi_p2p_engine.lane_k & (hmpi_p2p_engine.lane_k - 1)) == 0);
+    return (hmpi_env_t *)(void *)(lane + (size_t)(n & (hmpi_p2p_engine.lane_k - 1)) *
+                                             hmpi_p2p_engine.env_bytes);
+}
+
+/* The next slot of my lane to dst when it is free, else NULL. */
+static inline hmpi_env_t *hmpi_p2p_lane_claim(int dst)
+{
+    uint64_t h = hmpi_p2p_engine.lane_head[dst];
+    /* Slots [h, lane_free) were seen DONE: never more than the lane holds. */
+    HMPI_ASSERT_INTERNAL(hmpi_p2p_engine.lane_free[dst] - h <= hmpi_p2p_engine.lane_k);
+    if (__builtin_expect(h == hmpi_p2p_engine.lane_free[dst], 0))
+        return hmpi_p2p_lane_look(dst);
+    return hmpi_p2p_lane_slot(hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes,
+                              h);
+}
+
+/* Publishes lane slot e, its payload written: no atomic read-modify-write, and the
+ * receiver reads one line for a short message. */
+static inline void hmpi_p2p_lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, int tag, size_t bytes,
+                                         int dst)
+{
+    e->ctx = c->ctx;
+    e->src = c->rank;
+    e->tag = tag;
+    e->proto = HMPI_PROTO_IMMEDIATE;
+    e->sync = 0;
+    e->src_local = (uint16_t)hmpi_node.rank;
+    e->size = bytes;
+    e->data = e->u.payload;
+    /* e is the slot hmpi_p2p_lane_claim gave out: the next of the lane, known free. */
+    HMPI_ASSERT_INTERNAL(
+        e == hmpi_p2p_lane_slot(hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes,
+                                hmpi_p2p_engine.lane_head[dst]) &&
+        hmpi_p2p_engine.lane_head[dst] != hmpi_p2p_engine.lane_free[dst]);
+    e->pseq = hmpi_p2p_engine.pseq_to[dst]++;
+    atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
+    atomic_store_explicit(&e->lseq, ++hmpi_p2p_engine.lane_head[dst], memory_order_release);
+    /* The 8-byte ping-pong's one place of counting: one test when off; when on, two
+     * plain adds, not locked ones, each of which would wait for the store buffer on
+     * every send of the message rate (docs/observability.md, what counting costs).
+     * msgs_immediate counts the queue's only: hmpi_stat_get adds msgs_lane. */
+    if (__builtin_expect(hmpi_stats_counting(), 0)) {
+        int threads = hmpi_stats_threads;
+        hmpi_stat_bump_as(threads, HMPI_STAT_bytes_immediate, bytes);
+        hmpi_stat_bump_as(threads, HMPI_STAT_msgs_lane, 1);
+    }
+}
+
+#endif

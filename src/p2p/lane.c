@@ -1,0 +1,181 @@
+/* lane.c: the lanes, one ring of envelopes from each local rank to each (itself
+ * included), for small eager messages: their allocation and connection at init, the
+ * sender's look ahead for free slots, and the short ways of MPI_Send and MPI_Recv that
+ * go by them without the engine lock. A slot is published by its use count (lseq) and
+ * given back by its state (DONE): no atomic read-modify-write on either side. */
+#include "engine.h"
+#include "../common/knobs.h"
+#include "../common/log.h"
+#include "../heap/heap.h"
+#include "../shm/wait.h"
+
+#include <stdlib.h>
+
+/* Sends that go by the queue after a look found the lane full, before the next look:
+ * a look reads lines the receiver is writing. */
+enum { LANE_SKIP = 16 };
+
+/* hmpi_p2p_lane_claim when no slot is known free: looks ahead. A slot seen DONE stays DONE
+ * until this rank reuses it, so one look (independent loads) serves many sends. */
+hmpi_env_t *hmpi_p2p_lane_look(int dst)
+{
+    char *lane = hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes;
+    uint64_t h = hmpi_p2p_engine.lane_head[dst];
+    if (hmpi_p2p_engine.lane_skip[dst]) { /* the last look found the lane full: no read per send */
+        hmpi_p2p_engine.lane_skip[dst]--;
+        return NULL;
+    }
+    uint64_t n = h;
+    while (n - h < hmpi_p2p_engine.lane_k &&
+           atomic_load_explicit(&hmpi_p2p_lane_slot(lane, n)->state, memory_order_acquire) ==
+               HMPI_ENV_DONE)
+        n++;
+    hmpi_p2p_engine.lane_free[dst] = n;
+    if (n == h) {
+        hmpi_p2p_engine.lane_skip[dst] = LANE_SKIP;
+        return NULL;
+    }
+    return hmpi_p2p_lane_slot(lane, h);
+}
+
+/* MPI_Recv's short way: the message is small and contiguous and comes from local rank
+ * src_local by its lane, and nothing stands in the way of taking it straight from the
+ * slot (no posted receive, no unexpected message, nothing on the queue: then the next
+ * message of src_local is the slot's, or one behind a message of the queue that pseq
+ * names). Spins while the cores are not shared; takes nothing and returns 0 when the
+ * case is any other (the caller goes the general way, which also checks and logs a
+ * corrupted slot), else 1 with *err and the status set. Reads each field of the slot
+ * once, as take_in does. */
+int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, int src_local,
+                       int tag, MPI_Status *status, int *err)
+{
+    if (!hmpi_p2p_engine.lane_k || hmpi_p2p_match.posted_head || hmpi_p2p_match.unexp_head ||
+        hmpi_bridge_pending)
+        return 0;
+    char *lane = hmpi_p2p_engine.lane_in[src_local];
+    hmpi_backoff_t b = {0};
+    for (;;) {
+        hmpi_env_t *e = hmpi_p2p_lane_slot(lane, hmpi_p2p_engine.lane_next[src_local]);
+        if (atomic_load_explicit(&e->lseq, memory_order_acquire) ==
+            hmpi_p2p_engine.lane_next[src_local] + 1)
+            break;
+        if (!hmpi_queue_empty(&hmpi_p2p_engine.me->incoming) || hmpi_backoff_yielding(&b)) {
+            hmpi_wait_handoff(&b, hmpi_p2p_wait_family(c, 0));
+            return 0;
+        }
+        hmpi_backoff(&b);
+    }
+    hmpi_env_t *e = hmpi_p2p_lane_slot(lane, hmpi_p2p_engine.lane_next[src_local]);
+    uint32_t p = HMPI_READ_ONCE(e->pseq);
+    uint32_t ctx = HMPI_READ_ONCE(e->ctx);
+    int32_t src = HMPI_READ_ONCE(e->src), etag = HMPI_READ_ONCE(e->tag);
+    uint64_t size = HMPI_READ_ONCE(e->size);
+    if (p != hmpi_p2p_engine.pseq_from[src_local] || ctx != c->ctx || src != source ||
+        (tag != MPI_ANY_TAG && etag != tag) || etag < 0 ||
+        HMPI_READ_ONCE(e->proto) != HMPI_PROTO_IMMEDIATE ||
+        HMPI_READ_ONCE(e->src_local) != src_local || size > (uint64_t)hmpi_p2p_immediate_room) {
+        hmpi_wait_handoff(&b, hmpi_p2p_wait_family(c, 0));
+        return 0; /* (the slot lies in src_local's heap: hmpi_p2p_lanes_connect checked the lane) */
+    }
+    hmpi_p2p_engine.lane_next[src_local]++;
+    hmpi_p2p_engine.pseq_from[src_local] = p + 1;
+    size_t len = size <= cap ? size : cap;
+    hmpi_p2p_copy_short(buf, e->u.payload, len);
+    atomic_store_explicit(&e->state, HMPI_ENV_DONE, memory_order_release);
+    *err = size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    if (status != MPI_STATUS_IGNORE)
+        hmpi_status_fill(status, src, etag, len);
+    hmpi_wait_end(&b, hmpi_p2p_wait_family(c, 0));
+    return 1;
+}
+
+/* MPI_Send's short way: a small contiguous message into the next slot of the lane to
+ * local rank dst_local when that slot is free; 0 (nothing sent) when it is not. */
+int hmpi_p2p_send_lane(const hmpi_comm_t *c, const void *p, size_t bytes, int dst_local, int tag)
+{
+    if (!hmpi_p2p_engine.lane_k)
+        return 0;
+    hmpi_env_t *e = hmpi_p2p_lane_claim(dst_local);
+    if (!e)
+        return 0;
+    hmpi_p2p_copy_short(e->u.payload, p, bytes);
+    hmpi_p2p_lane_publish(e, c, tag, bytes, dst_local);
+    return 1;
+}
+
+/* My lanes, all slots DONE (free), published in my control block; the per-peer
+ * counters. Lanes are optional: without heap room, none. */
+int hmpi_p2p_lanes_alloc(void)
+{
+    hmpi_p2p_engine.nlocal = hmpi_node.size;
+    hmpi_p2p_engine.lane_in =
+        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_in);
+    hmpi_p2p_engine.lane_head =
+        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_head);
+    hmpi_p2p_engine.lane_free =
+        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_free);
+    hmpi_p2p_engine.lane_skip =
+        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_skip);
+    hmpi_p2p_engine.lane_next =
+        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_next);
+    hmpi_p2p_engine.pseq_to =
+        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.pseq_to);
+    hmpi_p2p_engine.pseq_from =
+        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.pseq_from);
+    if (!hmpi_p2p_engine.lane_in || !hmpi_p2p_engine.lane_head || !hmpi_p2p_engine.lane_free ||
+        !hmpi_p2p_engine.lane_skip || !hmpi_p2p_engine.lane_next || !hmpi_p2p_engine.pseq_to ||
+        !hmpi_p2p_engine.pseq_from) {
+        hmpi_log_error("out of memory for the point-to-point counters of %d local ranks",
+                       hmpi_p2p_engine.nlocal);
+        return -1;
+    }
+    hmpi_p2p_engine.lane_k = 0;
+    for (unsigned k = 1; hmpi_knobs.LANE_SLOTS > 0 && k <= 4096; k *= 2) {
+        if (k >= (unsigned)hmpi_knobs.LANE_SLOTS) {
+            hmpi_p2p_engine.lane_k = k;
+            break;
+        }
+    }
+    hmpi_p2p_engine.lane_bytes = (size_t)hmpi_p2p_engine.lane_k * hmpi_p2p_engine.env_bytes;
+    hmpi_p2p_engine.lane_out =
+        hmpi_p2p_engine.lane_k
+            ? hmpi_heap_shared_alloc(hmpi_p2p_engine.lane_bytes * (size_t)hmpi_p2p_engine.nlocal)
+            : NULL;
+    if (!hmpi_p2p_engine.lane_out)
+        hmpi_p2p_engine.lane_k = 0;
+    for (size_t i = 0; hmpi_p2p_engine.lane_k &&
+                       i < (size_t)hmpi_p2p_engine.lane_k * (size_t)hmpi_p2p_engine.nlocal;
+         i++) {
+        hmpi_env_t *e =
+            (hmpi_env_t *)(void *)(hmpi_p2p_engine.lane_out + i * hmpi_p2p_engine.env_bytes);
+        atomic_store_explicit(&e->lseq, 0, memory_order_relaxed);
+        atomic_store_explicit(&e->state, HMPI_ENV_DONE, memory_order_relaxed);
+    }
+    hmpi_p2p_engine.me->lanes = hmpi_p2p_engine.lane_out;
+    return 0;
+}
+
+/* Every peer's lane to me, checked to lie whole in its slice. All ranks of the node
+ * use lanes, with one slot count, or none does: a sender writes only where the
+ * receiver reads. */
+void hmpi_p2p_lanes_connect(void)
+{
+    int ok = 1;
+    for (int src = 0; src < hmpi_p2p_engine.nlocal && hmpi_p2p_engine.lane_k; src++) {
+        char *l = hmpi_ctrl()->rank[src].lanes;
+        size_t all = hmpi_p2p_engine.lane_bytes * (size_t)hmpi_p2p_engine.nlocal;
+        if (!l || hmpi_heap_owner(l) != src || !hmpi_heap_is_shared_range(l, all) ||
+            hmpi_heap_owner(l + all - 1) != src)
+            ok = 0;
+        else
+            hmpi_p2p_engine.lane_in[src] = l + (size_t)hmpi_node.rank * hmpi_p2p_engine.lane_bytes;
+    }
+    int mine[2] = {ok ? (int)hmpi_p2p_engine.lane_k : 0, ok ? -(int)hmpi_p2p_engine.lane_k : 0},
+        all[2];
+    PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, hmpi_node.comm);
+    if (all[0] != -all[1] || all[0] == 0)
+        hmpi_p2p_engine.lane_k = 0; /* the lanes stay allocated, unused */
+    if (hmpi_knobs.VERBOSE >= 2 && hmpi_node.rank == 0)
+        hmpi_log_info("lanes: %u slots of %zu bytes to each of %d local ranks",
+                      hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes, hmpi_p2p_engine.nlocal);
+}
