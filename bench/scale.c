@@ -7,6 +7,7 @@
  *   recv       rank 0 receives ITERS 8-byte messages from rank 1 (one active peer), each
  *              already sent when MPI_Recv is called (a FIFO outside MPI says so), so
  *              the receive never waits; the other ranks sleep outside MPI meanwhile;
+ *   recv_any   the same with MPI_ANY_SOURCE (the receiver cannot look at one peer);
  *   barrier    ITERS barriers of all ranks, rank 0 arriving last (it sleeps 2 ms first);
  *   allreduce  ITERS 8-byte MPI_SUM allreduces, the same way.
  * recv, barrier and allreduce are for valgrind --tool=callgrind --collect-atstart=no on
@@ -16,7 +17,7 @@
  * scheduled yet, on oversubscribed cores) spins for a number of instructions that
  * depends on timing, the median one does not. Outside callgrind the requests do nothing.
  * Plain MPI, linked with the MPI below; run under hmpirun (or the launcher alone).
- *   scale init | scale {recv|barrier|allreduce} ITERS DIR   (DIR: seen by every rank) */
+ *   scale init | scale {recv|recv_any|barrier|allreduce} ITERS DIR   (DIR: every rank's) */
 #define _GNU_SOURCE
 #include "bench_util.h"
 
@@ -157,8 +158,9 @@ static void wait_poke(int fd)
 
 /* Rank 0 receives from rank 1; rank 1 sends only after rank 0 said it took the last
  * one, and tells rank 0 when the next is sent: each MPI_Recv finds its message. */
-static void mode_recv(int rank, long iters, const char *dir)
+static void mode_recv(int rank, int any, long iters, const char *dir)
 {
+    int from = any ? MPI_ANY_SOURCE : 1;
     char to0[4096], to1[4096];
     snprintf(to0, sizeof to0, "%s/to0", dir);
     snprintf(to1, sizeof to1, "%s/to1", dir);
@@ -175,7 +177,7 @@ static void mode_recv(int rank, long iters, const char *dir)
             wait_poke(in);
             if (i >= WARM)
                 CALLGRIND_TOGGLE_COLLECT;
-            MPI_Recv(&v, 1, MPI_LONG, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&v, 1, MPI_LONG, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (i >= WARM) {
                 CALLGRIND_TOGGLE_COLLECT;
                 CALLGRIND_DUMP_STATS;
@@ -233,11 +235,12 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     int known = strcmp(mode, "init") == 0 ? argc == 2
-                : (strcmp(mode, "recv") == 0 || strcmp(mode, "barrier") == 0 ||
-                   strcmp(mode, "allreduce") == 0) ? argc == 4 : 0;
+                : (strcmp(mode, "recv") == 0 || strcmp(mode, "recv_any") == 0 ||
+                   strcmp(mode, "barrier") == 0 || strcmp(mode, "allreduce") == 0)
+                    ? argc == 4 : 0;
     long iters = argc == 4 ? atol(argv[2]) : 0;
     if (!known || (argc == 4 && iters < 1)) {
-        fprintf(stderr, "usage: scale init | scale {recv|barrier|allreduce} ITERS DIR\n");
+        fprintf(stderr, "usage: scale init | scale {recv|recv_any|barrier|allreduce} ITERS DIR\n");
         return 2;
     }
     double t0 = now();
@@ -255,8 +258,8 @@ int main(int argc, char **argv)
     }
     char done[4096];
     snprintf(done, sizeof done, "%s/done", argv[3]);
-    if (strcmp(mode, "recv") == 0) {
-        mode_recv(rank, iters, argv[3]);
+    if (strncmp(mode, "recv", 4) == 0) {
+        mode_recv(rank, strcmp(mode, "recv_any") == 0, iters, argv[3]);
         if (rank == 0) { /* the idle ranks wait outside MPI, off the cores */
             int fd = open(done, O_CREAT | O_WRONLY, 0600);
             if (fd < 0)
