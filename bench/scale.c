@@ -164,8 +164,8 @@ static void mode_recv(int rank, int any, long iters, const char *dir)
     char to0[4096], to1[4096];
     snprintf(to0, sizeof to0, "%s/to0", dir);
     snprintf(to1, sizeof to1, "%s/to1", dir);
-    if (rank == 0 && ((mkfifo(to0, 0600) && errno != EEXIST) ||
-                      (mkfifo(to1, 0600) && errno != EEXIST)))
+    if (rank == 0 &&
+        ((mkfifo(to0, 0600) && errno != EEXIST) || (mkfifo(to1, 0600) && errno != EEXIST)))
         die("mkfifo");
     MPI_Barrier(MPI_COMM_WORLD);
     long v = 0;
@@ -237,7 +237,8 @@ int main(int argc, char **argv)
     int known = strcmp(mode, "init") == 0 ? argc == 2
                 : (strcmp(mode, "recv") == 0 || strcmp(mode, "recv_any") == 0 ||
                    strcmp(mode, "barrier") == 0 || strcmp(mode, "allreduce") == 0)
-                    ? argc == 4 : 0;
+                    ? argc == 4
+                    : 0;
     long iters = argc == 4 ? atol(argv[2]) : 0;
     if (!known || (argc == 4 && iters < 1)) {
         fprintf(stderr, "usage: scale init | scale {recv|recv_any|barrier|allreduce} ITERS DIR\n");
