@@ -7,14 +7,15 @@
 #   p2p_storm     the seeded storm: probes, cancels, wildcards
 #   coll_stress   collectives of every family on six communicators, with skew
 #   rma_halo      RMA halo exchange: fence, PSCW, lock_all, lock, shared windows
-# HMPI_TEST_SCALE_RANKS says which rank counts are registered: 32 by default, none under
-# a sanitizer; `./dev build mpich` (the CI's MPICH build) asks for 32;64. Measured on the
-# busy 2-core VM (load 50-85, MPICH): at 32 ranks 12, 10, 67 and 35 s (p2p_ordering,
-# p2p_storm, coll_stress, rma_halo), at 64 ranks 27, 22, 170 and 90 s.
-if(HMPI_SANITIZE)
-  set(_scale_default "")
-else()
+# HMPI_TEST_SCALE_RANKS says which rank counts are registered: 32 by default over MPICH,
+# none over Open MPI or under a sanitizer (CI time); `./dev build mpich` (the CI's MPICH
+# build) asks for 32;64. Measured on the busy 2-core VM (load 50-85), p2p_ordering,
+# p2p_storm, coll_stress, rma_halo: MPICH at 32 ranks 12, 10, 67 and 35 s, at 64 ranks
+# 27, 22, 170 and 90 s; Open MPI at 32 ranks 40, 39, 253 and 15 s.
+if(HMPI_MPI STREQUAL "mpich" AND NOT HMPI_SANITIZE)
   set(_scale_default "32")
+else()
+  set(_scale_default "")
 endif()
 set(HMPI_TEST_SCALE_RANKS "${_scale_default}" CACHE STRING
   "rank counts of the large-team tests (label scale), e.g. 32;64; empty: none")
@@ -27,14 +28,14 @@ if(HMPI_SANITIZE MATCHES "address")
   list(APPEND _scale_env ASAN_OPTIONS=detect_leaks=0)
 endif()
 
-# The timeout at each rank count: about 3x the slowest program's time above.
-set(_scale_timeout_32 240)
-set(_scale_timeout_64 480)
+# The timeout at each rank count: 2.4x (32) and 3.5x (64) the slowest time above.
+set(_scale_timeout_32 600)
+set(_scale_timeout_64 600)
 foreach(np ${HMPI_TEST_SCALE_RANKS})
   if(DEFINED _scale_timeout_${np})
     set(_t ${_scale_timeout_${np}})
   else()
-    math(EXPR _t "${np} * 8")
+    math(EXPR _t "${np} * 10")
   endif()
   foreach(prog p2p_ordering p2p_storm coll_stress rma_halo)
     add_test(NAME mpi.scale.${prog}.np${np}
