@@ -92,6 +92,9 @@ typedef struct {
     uint64_t addr, bytes;
 } hmpi_coll_blk_t;
 
+/* The most children a member of a tree has (HMPI_COLL_RADIX's upper bound). */
+enum { HMPI_COLL_RADIX_MAX = 32 };
+
 /* This rank's view of its team. Private memory. */
 typedef struct {
     int n, me;                /* members, and this rank's index (ordered by comm rank) */
@@ -108,6 +111,10 @@ typedef struct {
     size_t line_stride;       /* bytes of each member's entry in it */
     size_t line_cap;          /* bytes of each of the entry's two data areas */
     uint64_t line_seq;        /* meetings begun */
+    int flat_max;             /* HMPI_COLL_FLAT_MAX, the smallest of all members' */
+    int tree_parent;          /* the tree of radix HMPI_COLL_RADIX (tree.c): -1 at member 0 */
+    int tree_nkids;
+    int tree_kid[HMPI_COLL_RADIX_MAX];
 } hmpi_coll_team_t;
 
 /* Per communicator (hmpi_comm_t.coll): made at the first collective call. */
@@ -350,8 +357,20 @@ int hmpi_coll_scatter_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *send
 int hmpi_coll_allgather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf,
                              int scount, MPI_Datatype stype, void *recvbuf, int rcount,
                              MPI_Datatype rtype, int *err_p);
-/* Fan-in to member 0, run between() there (may be NULL), fan-out. One epoch. */
+/* Fan-in to member 0, run between() there (may be NULL), fan-out. One epoch. Through the
+ * tree when the team has more than flat_max members. */
 int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg);
+
+/* ---- the tree (tree.c), for teams of more than flat_max members ------------------------ */
+
+/* Member t->me's parent and children in the tree of radix k (2 to HMPI_COLL_RADIX_MAX). */
+void hmpi_coll_tree_shape(hmpi_coll_team_t *t, int k);
+/* hmpi_coll_team_fence through the tree. */
+int hmpi_coll_tree_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg);
+/* A small allreduce through the tree: bytes (at most t->cap) of count elements that the
+ * kernel k folds, from in (the member's input) into recvbuf. One epoch. */
+void hmpi_coll_tree_allreduce(hmpi_coll_team_t *t, const void *in, void *recvbuf, int count,
+                              size_t bytes, hmpi_op_kernel_t k);
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 

@@ -92,6 +92,8 @@ typedef struct {
     int32_t node;   /* its node's id */
     uint32_t cap;   /* inline bytes of its halves */
     uint32_t line_max; /* its HMPI_COLL_LINE_MAX */
+    uint32_t flat_max; /* its HMPI_COLL_FLAT_MAX */
+    uint32_t radix;    /* its HMPI_COLL_RADIX */
     uint32_t pad;
 } setup_rec_t;
 
@@ -176,8 +178,13 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
 
     size_t cap = (size_t)hmpi_knobs.COLL_INLINE_MAX;
     s->my_slot = new_slot(cap);
-    setup_rec_t mine = {(uint64_t)(uintptr_t)s->my_slot, hmpi_node.id, (uint32_t)cap,
-                        (uint32_t)hmpi_knobs.COLL_LINE_MAX, 0};
+    setup_rec_t mine = {(uint64_t)(uintptr_t)s->my_slot,
+                        hmpi_node.id,
+                        (uint32_t)cap,
+                        (uint32_t)hmpi_knobs.COLL_LINE_MAX,
+                        (uint32_t)hmpi_knobs.COLL_FLAT_MAX,
+                        (uint32_t)hmpi_knobs.COLL_RADIX,
+                        0};
     /* Nonblocking, waited for with point-to-point progress: a member may post a receive
      * and then enter this first collective while a peer, not here yet, waits in a
      * synchronous send for that receive's match (hmpi_p2p_below_wait). Once it is
@@ -215,9 +222,11 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     t->n = 0;
     t->cap = cap;
     t->half_stride = half_stride_of(cap);
-    uint32_t line_max = rec[0].line_max;
+    uint32_t line_max = rec[0].line_max, flat_max = rec[0].flat_max, radix = rec[0].radix;
     for (int r = 0; r < c->size; r++) {
         line_max = rec[r].line_max < line_max ? rec[r].line_max : line_max;
+        flat_max = rec[r].flat_max < flat_max ? rec[r].flat_max : flat_max;
+        radix = rec[r].radix < radix ? rec[r].radix : radix;
         if (spans && rec[r].node != hmpi_node.id)
             continue;
         if (r == c->rank)
@@ -226,6 +235,9 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
         t->rank_of[t->n++] = r;
     }
     /* The smallest knob of all: every member takes the same decision. */
+    t->flat_max = (int)flat_max;
+    if (t->n > t->flat_max)
+        hmpi_coll_tree_shape(t, (int)radix);
     if (!spans && t->n >= 2 && (uint32_t)t->n <= line_max) {
         t->line = t->slot[0] + 2 * t->half_stride;
         t->line_stride = (HMPI_CACHE_LINE / (size_t)t->n) & ~(sizeof(uint64_t) - 1);
