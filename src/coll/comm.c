@@ -50,6 +50,27 @@ void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e)
         t->seen_done = e;
 }
 
+void hmpi_coll_seen_scan(hmpi_coll_team_t *t)
+{
+    uint64_t low = t->epoch - 1; /* this rank is in its epoch */
+    for (int i = 0; i < t->n && low > t->seen_done; i++) {
+        if (i == t->me)
+            continue;
+        uint64_t fin = 0; /* the member's later half tells the most */
+        for (int h = 0; h < 2; h++) {
+            uint64_t s = atomic_load_explicit(&hmpi_coll_half(t, i, (uint64_t)h)->state,
+                                              memory_order_acquire);
+            uint64_t f = s >> 2;
+            if ((s & 3) != HMPI_COLL_DONE && f > 0)
+                f--; /* in epoch f: finished f - 1 */
+            fin = f > fin ? f : fin;
+        }
+        low = fin < low ? fin : low;
+    }
+    if (t->seen_done < low)
+        t->seen_done = low;
+}
+
 void *hmpi_coll_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len)
 {
     /* The scratch is not doubled: whoever read it last (the epoch it was last published
@@ -103,10 +124,11 @@ static size_t half_stride_of(size_t cap)
     return (need + HMPI_CACHE_LINE - 1) & ~(size_t)(HMPI_CACHE_LINE - 1);
 }
 
-/* Two halves, then the meeting line (used in member 0's slot only). */
+/* Two halves, the meeting line (used in member 0's slot only), the broadcast ring. */
 static void *new_slot(size_t cap)
 {
-    size_t bytes = 2 * half_stride_of(cap) + HMPI_CACHE_LINE;
+    size_t bytes =
+        2 * half_stride_of(cap) + HMPI_CACHE_LINE + HMPI_COLL_RING * sizeof(hmpi_coll_ring_t);
     void *slot = hmpi_heap_shared_alloc(bytes);
     if (slot)
         memset(slot, 0, bytes);
