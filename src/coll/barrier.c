@@ -1,8 +1,9 @@
 /* barrier.c: MPI_Barrier. On a node: a small team meets in its meeting line (coll.h);
  * larger ones store their state and watch the others' (flat, up to
- * HMPI_COLL_FLAT_MAX members), or fan in to member 0 and out again (more members: O(n)
- * lines move instead of O(n^2)). Across nodes: fan in on each node, a barrier of the
- * MPI below among the leaders, fan out. */
+ * HMPI_COLL_FLAT_MAX members), or fan in to member 0 through a tree and out again (more
+ * members: tree.c; each member reads at most HMPI_COLL_RADIX children and its parent).
+ * Across nodes: fan in on each node, a barrier of the MPI below among the leaders, fan
+ * out. */
 #include "coll.h"
 #include "../core/check.h"
 #include "../common/knobs.h"
@@ -10,6 +11,8 @@
 
 int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
 {
+    if (t->n > t->flat_max)
+        return hmpi_coll_tree_fence(t, between, arg);
     int err = MPI_SUCCESS;
     uint64_t e = hmpi_coll_begin(t);
     if (t->me == 0) {
@@ -32,8 +35,8 @@ static void team_barrier(hmpi_coll_team_t *t)
         hmpi_coll_line_meet(t, NULL, 0);
         return;
     }
-    if (t->n > hmpi_knobs.COLL_FLAT_MAX) {
-        hmpi_coll_team_fence(t, NULL, NULL);
+    if (t->n > t->flat_max) {
+        hmpi_coll_tree_fence(t, NULL, NULL);
         return;
     }
     uint64_t e = hmpi_coll_begin(t);

@@ -61,6 +61,38 @@ static void root_help(hmpi_coll_team_t *t, uint64_t e, const unsigned char *src,
     }
 }
 
+/* A small broadcast through the root's ring (coll.h): the root may run ahead. */
+static int ring_root(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
+                     const hmpi_coll_layout_t *l)
+{
+    if (t->seen_done + HMPI_COLL_RING < e) { /* entry e % RING may still be read */
+        hmpi_coll_seen_scan(t);
+        if (t->seen_done + HMPI_COLL_RING < e)
+            hmpi_coll_wait_done(t, e - HMPI_COLL_RING);
+    }
+    hmpi_coll_ring_t *r = hmpi_coll_ring(t, t->me, e);
+    int err = hmpi_coll_pack(r->data, buf, count, type, l);
+    r->bytes = l->size;
+    atomic_store_explicit(&r->seq, e, memory_order_release);
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    return err;
+}
+
+/* A reader's side of ring_root: copies entry r of epoch e. */
+static int ring_read(hmpi_coll_team_t *t, uint64_t e, const hmpi_coll_ring_t *r, void *buf,
+                     int count, MPI_Datatype type, const hmpi_coll_layout_t *l)
+{
+    int err = MPI_SUCCESS;
+    if (r->bytes > l->size)
+        err = MPI_ERR_TRUNCATE;
+    else if (l->contig)
+        memcpy(hmpi_coll_at(buf, l->lo), r->data, r->bytes);
+    else
+        err = hmpi_coll_unpack(buf, count, type, l, r->data, r->bytes);
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    return err;
+}
+
 /* The root publishes addr, bytes and progress (bytes readable so far); see coll.h. */
 static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
                      const hmpi_coll_layout_t *l, int only)
@@ -120,11 +152,26 @@ static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
     return err;
 }
 
-static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count,
-                       MPI_Datatype type, const hmpi_coll_layout_t *l, int root)
+static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
+                       const hmpi_coll_layout_t *l, int root, int only)
 {
-    hmpi_coll_wait(t, root, e, HMPI_COLL_ARRIVED);
-    const hmpi_coll_half_t *h = hmpi_coll_half(t, root, e);
+    const hmpi_coll_ring_t *r = hmpi_coll_ring(t, root, e);
+    hmpi_coll_half_t *h = hmpi_coll_half(t, root, e);
+    uint64_t arrived = hmpi_coll_state(e, HMPI_COLL_ARRIVED);
+    if (only < 0 && l->size <= HMPI_COLL_RING_BYTES) {
+        /* most likely the ring: watch its entry, and the root's state in case it used
+         * its slot (a larger count than ours: truncation) */
+        hmpi_backoff_t b = {0};
+        while (atomic_load_explicit(&r->seq, memory_order_acquire) != e &&
+               atomic_load_explicit(&h->state, memory_order_acquire) < arrived)
+            hmpi_wait_step(&b, 0);
+        hmpi_wait_end(&b, HMPI_WAIT_COLL);
+    } else {
+        hmpi_coll_wait(t, root, e, HMPI_COLL_ARRIVED);
+    }
+    /* seq is stored before the root's state: either wait saw it if it is e */
+    if (only < 0 && atomic_load_explicit(&r->seq, memory_order_acquire) == e)
+        return ring_read(t, e, r, buf, count, type, l);
     const unsigned char *src = (const unsigned char *)(uintptr_t)h->addr;
     size_t bytes = h->bytes;
     int err = MPI_SUCCESS;
@@ -175,8 +222,10 @@ int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype
         return MPI_SUCCESS;
     }
     if (t->me == root)
-        return root_side(t, e, buf, count, type, &l, only);
-    return reader_side(t, e, buf, count, type, &l, root);
+        return only < 0 && l.size <= HMPI_COLL_RING_BYTES
+                   ? ring_root(t, e, buf, count, type, &l)
+                   : root_side(t, e, buf, count, type, &l, only);
+    return reader_side(t, e, buf, count, type, &l, root, only);
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)

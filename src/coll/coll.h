@@ -92,6 +92,9 @@ typedef struct {
     uint64_t addr, bytes;
 } hmpi_coll_blk_t;
 
+/* The most children a member of a tree has (HMPI_COLL_RADIX's upper bound). */
+enum { HMPI_COLL_RADIX_MAX = 32 };
+
 /* This rank's view of its team. Private memory. */
 typedef struct {
     int n, me;                /* members, and this rank's index (ordered by comm rank) */
@@ -108,6 +111,10 @@ typedef struct {
     size_t line_stride;       /* bytes of each member's entry in it */
     size_t line_cap;          /* bytes of each of the entry's two data areas */
     uint64_t line_seq;        /* meetings begun */
+    int flat_max;             /* HMPI_COLL_FLAT_MAX, the smallest of all members' */
+    int tree_parent;          /* the tree of radix HMPI_COLL_RADIX (tree.c): -1 at member 0 */
+    int tree_nkids;
+    int tree_kid[HMPI_COLL_RADIX_MAX];
 } hmpi_coll_team_t;
 
 /* Per communicator (hmpi_comm_t.coll): made at the first collective call. */
@@ -240,6 +247,10 @@ static inline uint64_t hmpi_coll_line_meet(hmpi_coll_team_t *t, const void *data
  * seen_done >= e. */
 void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e);
 
+/* Raises seen_done as far as every member's halves show now, without waiting: O(n)
+ * loads, for a caller that can run ahead further than two epochs (the ring below). */
+void hmpi_coll_seen_scan(hmpi_coll_team_t *t);
+
 /* This rank saw every member reach epoch e (ARRIVED): they all finished e-1. */
 static inline void hmpi_coll_seen(hmpi_coll_team_t *t, uint64_t e)
 {
@@ -253,6 +264,34 @@ static inline hmpi_coll_half_t *hmpi_coll_claim(hmpi_coll_team_t *t, uint64_t e)
     if (e >= 2 && t->seen_done < e - 2)
         hmpi_coll_wait_done(t, e - 2);
     return hmpi_coll_half(t, t->me, e);
+}
+
+/* ---- the broadcast ring --------------------------------------------------------------
+ *
+ * Every slot ends in HMPI_COLL_RING lines, one per epoch modulo the ring, for broadcasts
+ * of at most HMPI_COLL_RING_BYTES from this member (bcast.c). The root writes entry
+ * e % RING (its data and bytes, then seq = e with release) and publishes DONE(e), so a
+ * root runs up to RING epochs ahead of its slowest reader instead of two: on shared
+ * cores a reader then takes in many broadcasts each time it runs. Reuse: before writing
+ * entry e % RING the root knows every member finished e - RING (seen_done, raised by a
+ * look at every member's state when it is too old, hmpi_coll_seen_scan, so the look is
+ * paid about once per RING broadcasts). A reader tells the ring from the slot by seq:
+ * seq == e exactly when the root used the ring for e (stored before its DONE(e)). */
+enum { HMPI_COLL_RING = 32, HMPI_COLL_RING_BYTES = 48 };
+
+typedef struct {
+    alignas(HMPI_CACHE_LINE) _Atomic uint64_t seq;
+    uint64_t bytes;
+    unsigned char data[HMPI_COLL_RING_BYTES];
+} hmpi_coll_ring_t;
+
+static_assert(sizeof(hmpi_coll_ring_t) == HMPI_CACHE_LINE, "one line per entry");
+
+/* Member i's ring entry for epoch e. */
+static inline hmpi_coll_ring_t *hmpi_coll_ring(const hmpi_coll_team_t *t, int i, uint64_t e)
+{
+    return (hmpi_coll_ring_t *)(t->slot[i] + 2 * t->half_stride + HMPI_CACHE_LINE) +
+           e % HMPI_COLL_RING;
 }
 
 /* This rank's scratch with room for len bytes, for epoch e (claim_full). The job stops
@@ -350,8 +389,20 @@ int hmpi_coll_scatter_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *send
 int hmpi_coll_allgather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf,
                              int scount, MPI_Datatype stype, void *recvbuf, int rcount,
                              MPI_Datatype rtype, int *err_p);
-/* Fan-in to member 0, run between() there (may be NULL), fan-out. One epoch. */
+/* Fan-in to member 0, run between() there (may be NULL), fan-out. One epoch. Through the
+ * tree when the team has more than flat_max members. */
 int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg);
+
+/* ---- the tree (tree.c), for teams of more than flat_max members ------------------------ */
+
+/* Member t->me's parent and children in the tree of radix k (2 to HMPI_COLL_RADIX_MAX). */
+void hmpi_coll_tree_shape(hmpi_coll_team_t *t, int k);
+/* hmpi_coll_team_fence through the tree. */
+int hmpi_coll_tree_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg);
+/* A small allreduce through the tree: bytes (at most t->cap) of count elements that the
+ * kernel k folds, from in (the member's input) into recvbuf. One epoch. */
+void hmpi_coll_tree_allreduce(hmpi_coll_team_t *t, const void *in, void *recvbuf, int count,
+                              size_t bytes, hmpi_op_kernel_t k);
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 

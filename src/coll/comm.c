@@ -50,6 +50,27 @@ void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e)
         t->seen_done = e;
 }
 
+void hmpi_coll_seen_scan(hmpi_coll_team_t *t)
+{
+    uint64_t low = t->epoch - 1; /* this rank is in its epoch */
+    for (int i = 0; i < t->n && low > t->seen_done; i++) {
+        if (i == t->me)
+            continue;
+        uint64_t fin = 0; /* the member's later half tells the most */
+        for (int h = 0; h < 2; h++) {
+            uint64_t s = atomic_load_explicit(&hmpi_coll_half(t, i, (uint64_t)h)->state,
+                                              memory_order_acquire);
+            uint64_t f = s >> 2;
+            if ((s & 3) != HMPI_COLL_DONE && f > 0)
+                f--; /* in epoch f: finished f - 1 */
+            fin = f > fin ? f : fin;
+        }
+        low = fin < low ? fin : low;
+    }
+    if (t->seen_done < low)
+        t->seen_done = low;
+}
+
 void *hmpi_coll_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len)
 {
     /* The scratch is not doubled: whoever read it last (the epoch it was last published
@@ -92,6 +113,8 @@ typedef struct {
     int32_t node;   /* its node's id */
     uint32_t cap;   /* inline bytes of its halves */
     uint32_t line_max; /* its HMPI_COLL_LINE_MAX */
+    uint32_t flat_max; /* its HMPI_COLL_FLAT_MAX */
+    uint32_t radix;    /* its HMPI_COLL_RADIX */
     uint32_t pad;
 } setup_rec_t;
 
@@ -101,10 +124,11 @@ static size_t half_stride_of(size_t cap)
     return (need + HMPI_CACHE_LINE - 1) & ~(size_t)(HMPI_CACHE_LINE - 1);
 }
 
-/* Two halves, then the meeting line (used in member 0's slot only). */
+/* Two halves, the meeting line (used in member 0's slot only), the broadcast ring. */
 static void *new_slot(size_t cap)
 {
-    size_t bytes = 2 * half_stride_of(cap) + HMPI_CACHE_LINE;
+    size_t bytes =
+        2 * half_stride_of(cap) + HMPI_CACHE_LINE + HMPI_COLL_RING * sizeof(hmpi_coll_ring_t);
     void *slot = hmpi_heap_shared_alloc(bytes);
     if (slot)
         memset(slot, 0, bytes);
@@ -176,8 +200,13 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
 
     size_t cap = (size_t)hmpi_knobs.COLL_INLINE_MAX;
     s->my_slot = new_slot(cap);
-    setup_rec_t mine = {(uint64_t)(uintptr_t)s->my_slot, hmpi_node.id, (uint32_t)cap,
-                        (uint32_t)hmpi_knobs.COLL_LINE_MAX, 0};
+    setup_rec_t mine = {(uint64_t)(uintptr_t)s->my_slot,
+                        hmpi_node.id,
+                        (uint32_t)cap,
+                        (uint32_t)hmpi_knobs.COLL_LINE_MAX,
+                        (uint32_t)hmpi_knobs.COLL_FLAT_MAX,
+                        (uint32_t)hmpi_knobs.COLL_RADIX,
+                        0};
     /* Nonblocking, waited for with point-to-point progress: a member may post a receive
      * and then enter this first collective while a peer, not here yet, waits in a
      * synchronous send for that receive's match (hmpi_p2p_below_wait). Once it is
@@ -215,9 +244,11 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     t->n = 0;
     t->cap = cap;
     t->half_stride = half_stride_of(cap);
-    uint32_t line_max = rec[0].line_max;
+    uint32_t line_max = rec[0].line_max, flat_max = rec[0].flat_max, radix = rec[0].radix;
     for (int r = 0; r < c->size; r++) {
         line_max = rec[r].line_max < line_max ? rec[r].line_max : line_max;
+        flat_max = rec[r].flat_max < flat_max ? rec[r].flat_max : flat_max;
+        radix = rec[r].radix < radix ? rec[r].radix : radix;
         if (spans && rec[r].node != hmpi_node.id)
             continue;
         if (r == c->rank)
@@ -226,6 +257,9 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
         t->rank_of[t->n++] = r;
     }
     /* The smallest knob of all: every member takes the same decision. */
+    t->flat_max = (int)flat_max;
+    if (t->n > t->flat_max)
+        hmpi_coll_tree_shape(t, (int)radix);
     if (!spans && t->n >= 2 && (uint32_t)t->n <= line_max) {
         t->line = t->slot[0] + 2 * t->half_stride;
         t->line_stride = (HMPI_CACHE_LINE / (size_t)t->n) & ~(sizeof(uint64_t) - 1);

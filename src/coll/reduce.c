@@ -254,6 +254,12 @@ static int allreduce_small_basic(hmpi_coll_team_t *t, const void *sendbuf, void 
                                  int count, size_t bytes, hmpi_op_kernel_t k)
 {
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (t->n > t->flat_max) {
+        /* a large team has no meeting line: bytes <= t->cap (the caller's test) */
+        HMPI_ASSERT_INTERNAL(bytes <= t->cap);
+        hmpi_coll_tree_allreduce(t, in, recvbuf, count, bytes, k);
+        return MPI_SUCCESS;
+    }
     uint64_t l = 0, e = 0;
     if (bytes <= t->line_cap) {
         l = hmpi_coll_line_meet(t, in, bytes);

@@ -14,7 +14,9 @@
 # Variants (the same executables):
 #   (the variants run at 2 and 4 ranks: 8 oversubscribed ranks cost minutes)
 #   .large    HMPI_COLL_INLINE_MAX=0: no slot copies, every payload by address or staged
-#   .fanin    HMPI_COLL_FLAT_MAX=1: barriers fan in to one rank (coll_bcast, coll_stress)
+#   .tree     HMPI_COLL_FLAT_MAX=1 HMPI_COLL_RADIX=2: barriers, fences and small
+#             allreduces go through a binary tree (coll/tree.c; coll_bcast, coll_reduce,
+#             coll_stress; at 8 ranks three levels)
 #   .line     HMPI_COLL_LINE_MAX=8: teams of 4 and 8 meet in one line (barrier; 4-byte
 #             allreduce at 4 ranks); .noline HMPI_COLL_LINE_MAX=0: 2-rank teams use
 #             their slots (coll_bcast, coll_reduce, coll_stress)
@@ -54,9 +56,10 @@ foreach(t ${_coll_tests})
   coll_variant(${t} large RANKS 2 4 NODE_SIZES 0 2 ENV HMPI_COLL_INLINE_MAX=0)
   coll_variant(${t} below RANKS 2 4 NODE_SIZES 0 ENV HMPI_DISABLE=1)
 endforeach()
-foreach(t coll_bcast coll_stress)
-  coll_variant(${t} fanin RANKS 4 NODE_SIZES 0 2 ENV HMPI_COLL_FLAT_MAX=1)
+foreach(t coll_bcast coll_reduce coll_stress)
+  coll_variant(${t} tree RANKS 4 NODE_SIZES 0 2 ENV HMPI_COLL_FLAT_MAX=1 HMPI_COLL_RADIX=2)
 endforeach()
+coll_variant(coll_reduce tree RANKS 8 NODE_SIZES 0 ENV HMPI_COLL_FLAT_MAX=1 HMPI_COLL_RADIX=2)
 foreach(t coll_bcast coll_reduce coll_stress)
   coll_variant(${t} line RANKS 4 NODE_SIZES 0 ENV HMPI_COLL_LINE_MAX=8)
   coll_variant(${t} noline RANKS 2 NODE_SIZES 0 ENV HMPI_COLL_LINE_MAX=0)
