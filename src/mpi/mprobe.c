@@ -84,6 +84,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
             hmpi_p2p_waiting(&b, &since);
             hmpi_p2p_unlock();
         }
+        hmpi_backoff_end(&b);
         return err;
     }
     while ((err = hmpi_self_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS &&

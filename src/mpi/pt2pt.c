@@ -485,6 +485,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
             hmpi_p2p_waiting(&b, &since);
             hmpi_p2p_unlock();
         }
+        hmpi_backoff_end(&b);
         return err;
     }
     hmpi_type_t t;

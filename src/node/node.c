@@ -22,16 +22,34 @@
 
 hmpi_node_t hmpi_node = {.comm = MPI_COMM_NULL, .cma_allowed = 1};
 
-/* How long waits spin (wait.h): host_ranks share the host's online cores. */
+/* How long waits spin, and whether they park (wait.h): host_ranks share the host's
+ * online cores. */
 static void choose_spin(int host_ranks)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned spin = cores > 0 && host_ranks > cores ? HMPI_SPIN_EARLY : HMPI_SPIN_DEDICATED;
+    int crowded = cores > 0 && host_ranks > cores;
+    unsigned spin = crowded ? HMPI_SPIN_EARLY : HMPI_SPIN_DEDICATED;
     if (hmpi_knobs.SPIN > 0)
         spin = hmpi_knobs.SPIN > HMPI_SPIN_EARLY ? (unsigned)hmpi_knobs.SPIN : HMPI_SPIN_EARLY;
     hmpi_spin_limit = spin;
+    const char *w = hmpi_knobs.WAIT;
+    hmpi_wait_policy_t p = HMPI_WAIT_YIELD;
+    unsigned park_us = 1000; /* auto: about a millisecond of yielding first */
+    if (!strcmp(w, "spin"))
+        p = HMPI_WAIT_SPIN;
+    else if (!strcmp(w, "sleep"))
+        p = HMPI_WAIT_PARK, park_us = 50;
+    else if (!strcmp(w, "auto") && crowded)
+        p = HMPI_WAIT_PARK;
+    if (hmpi_knobs.WAIT_PARK_US > 0)
+        park_us = (unsigned)hmpi_knobs.WAIT_PARK_US;
+    hmpi_wait_configure(p, park_us, (unsigned)hmpi_knobs.WAIT_NAP_MAX_US);
     if (hmpi_knobs.VERBOSE >= 2)
-        hmpi_log_info("%d ranks on %ld cores: waits spin %u steps", host_ranks, cores, spin);
+        hmpi_log_info("%d ranks on %ld cores: waits spin %u steps, HMPI_WAIT=%s: %s", host_ranks,
+                      cores, spin, w,
+                      p == HMPI_WAIT_PARK   ? "they park"
+                      : p == HMPI_WAIT_SPIN ? "never yield"
+                                            : "they yield");
 }
 
 int hmpi_node_discover(void)

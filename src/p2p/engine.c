@@ -309,9 +309,9 @@ static int claim(hmpi_env_t *e, int proto)
         if ((s == HMPI_ENV_PENDING || s == HMPI_ENV_EAGER) &&
             atomic_compare_exchange_strong_explicit(&e->state, &s, HMPI_ENV_CLAIMED,
                                                     memory_order_acquire, memory_order_relaxed))
-            return 0;
+            return hmpi_backoff_end(&b), 0;
         if (s != HMPI_ENV_PENDING && s != HMPI_ENV_EAGER && s != HMPI_ENV_BOUNCING)
-            return -1;
+            return hmpi_backoff_end(&b), -1;
         hmpi_backoff(&b); /* BOUNCING: the sender is copying its data out */
     }
 }
@@ -356,6 +356,7 @@ static void complete_recv(hmpi_req_t *r, arrival_t *a)
     hmpi_status_set(&r->status, a->key.src, a->key.tag, err, got);
     /* Last touch of the envelope: from here on it is the sender's again. */
     atomic_store_explicit(&a->v.env->state, HMPI_ENV_DONE, memory_order_release);
+    hmpi_wait_wake(a->v.src_local); /* a sender waiting for DONE may sleep */
     hmpi_p2p_finish(r);
 }
 
@@ -521,8 +522,11 @@ static void poke_below_now(void)
 static void poke_below(void)
 {
     static unsigned calls;
-    if ((++calls & 63) == 0)
+    /* and at once after a wait napped (shm/wait.h): a sleeping rank serves remote peers */
+    if ((++calls & 63) == 0 || atomic_load_explicit(&hmpi_wait_napped, memory_order_relaxed)) {
+        atomic_store_explicit(&hmpi_wait_napped, 0, memory_order_relaxed);
         poke_below_now();
+    }
 }
 
 /* What every wait of HMPI moves (shm/wait.h, hmpi_wait_progress). */
@@ -608,6 +612,7 @@ static void unblock_sends(void)
         }
         atomic_store_explicit(&e->state, copy ? HMPI_ENV_EAGER : HMPI_ENV_PENDING,
                               memory_order_release);
+        hmpi_wait_wake_all(); /* a receiver waiting in claim() for the copy */
     }
 }
 
@@ -755,6 +760,7 @@ static void lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, int tag, size_t by
     e->pseq = pseq_to[dst]++;
     atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
     atomic_store_explicit(&e->lseq, ++lane_head[dst], memory_order_release);
+    hmpi_wait_wake(dst);
     /* The 8-byte ping-pong's one place of counting: one test when off; when on, two
      * plain adds, not locked ones, each of which would wait for the store buffer on
      * every send of the message rate (docs/observability.md, what counting costs).
@@ -792,6 +798,7 @@ static void pipe_fill(hmpi_env_t *e, char *copy, const char *p, size_t bytes)
         size_t n = bytes - off < chunk ? bytes - off : chunk;
         memcpy(copy + off, p + off, n);
         atomic_store_explicit(&e->u.filled, off + n, memory_order_release);
+        hmpi_wait_wake_all(); /* the receiver, copying out as chunks land */
     }
 }
 
@@ -893,6 +900,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     inflight_add(e);
     e->pseq = pseq_to[dst_local]++;
     hmpi_queue_push(&hmpi_ctrl()->rank[dst_local].incoming, &e->link);
+    hmpi_wait_wake(dst_local);
     if (e->proto == HMPI_PROTO_PIPE)
         pipe_fill(e, hmpi_env_own(e)->bounce, p, bytes);
     return MPI_SUCCESS;
@@ -962,6 +970,7 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
     size_t len = size <= cap ? size : cap;
     copy_short(buf, e->u.payload, len);
     atomic_store_explicit(&e->state, HMPI_ENV_DONE, memory_order_release);
+    hmpi_wait_wake(src_local);
     *err = size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     if (status != MPI_STATUS_IGNORE)
         hmpi_status_fill(status, src, etag, len);
