@@ -36,7 +36,8 @@ typedef struct {
     uint64_t since; /* the clock (ns) at its first yield, when it may park; 0: none yet */
     uint32_t bell;  /* parked: the bell's value it sleeps on */
     uint32_t nap_us; /* parked: its next nap; 0: not parked */
-    uint8_t no_park; /* 1: yields at most (the steps of a test call, which must return) */
+    uint8_t no_park; /* 1: yields at most: a test call (it must return), a wait on the
+                        MPI below (which wakes no futex) */
 } hmpi_backoff_t;
 
 /* Pause steps before a wait yields its core: 256 while every rank of the
@@ -99,12 +100,14 @@ enum { HMPI_WAIT_POLL = 16 };
 /* One step of any wait of HMPI: the progress hook every HMPI_WAIT_POLL-th step while
  * spinning and at every step once yielding, then a backoff step. below as for the hook,
  * passed only on yielding steps (a spinning waiter's peer is running, not waiting for
- * the MPI below). */
+ * the MPI below); a wait that says below never parks (nothing wakes it from there). */
 static inline void hmpi_wait_step(hmpi_backoff_t *b, int below)
 {
     int yielding = hmpi_backoff_yielding(b);
-    if ((yielding || b->spins % HMPI_WAIT_POLL == HMPI_WAIT_POLL - 1) && hmpi_wait_progress)
+    if ((yielding || b->spins % HMPI_WAIT_POLL == HMPI_WAIT_POLL - 1) && hmpi_wait_progress) {
+        b->no_park |= (uint8_t)below; /* what the MPI below brings wakes no futex */
         hmpi_wait_progress(below && yielding);
+    }
     hmpi_backoff(b);
 }
 
