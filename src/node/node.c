@@ -47,8 +47,8 @@ static void choose_spin(int host_ranks, int nnodes)
         park_us = (unsigned)hmpi_knobs.WAIT_PARK_US;
     hmpi_wait_configure(p, park_us, (unsigned)hmpi_knobs.WAIT_NAP_MAX_US);
     if (hmpi_knobs.VERBOSE >= 2)
-        hmpi_log_info("%d ranks on %ld cores, %d node(s): waits spin %u steps, HMPI_WAIT=%s: %s",
-                      host_ranks, cores, nnodes, spin, w,
+        hmpi_log_info("%d ranks on %ld cores: waits spin %u steps, HMPI_WAIT=%s: %s", host_ranks,
+                      cores, spin, w,
                       p == HMPI_WAIT_PARK   ? "they park"
                       : p == HMPI_WAIT_SPIN ? "never yield"
                                             : "they yield");
