@@ -53,9 +53,8 @@ void hmpi_wait_wake_slow(int local)
         hmpi_park_wake_slow(slot(local));
         return;
     }
-    for (int r = 0; r < slot_count; r++)
-        if (r != slot_me)
-            hmpi_park_wake_slow(slot(r));
+    for (int r = 0; r < slot_count; r++) /* this rank too: another of its threads may sleep */
+        hmpi_park_wake_slow(slot(r));
 }
 
 void hmpi_backoff_unpark(hmpi_backoff_t *b)
