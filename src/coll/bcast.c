@@ -37,6 +37,7 @@ static void share_copy(share_t *sh, unsigned char *dst, const unsigned char *src
         size_t off = (size_t)c * SHARE_CHUNK, k = bytes - off < SHARE_CHUNK ? bytes - off : SHARE_CHUNK;
         memcpy(dst + off, src + off, k);
         atomic_fetch_add_explicit(&sh->done, 1, memory_order_release);
+        hmpi_wait_wake_all();
     }
 }
 
@@ -133,6 +134,7 @@ static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
             memcpy(sc + done, src + done, k);
             done += k;
             atomic_store_explicit(&h->progress, done, memory_order_release);
+            hmpi_wait_wake_all();
         }
     } else {
         /* whole elements per step, so that the packed stream grows in order */
@@ -144,6 +146,7 @@ static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
             err = hmpi_type_pack(hmpi_coll_at(buf, (MPI_Aint)k * l->extent), m, type, sc,
                                  (int)l->size, &pos); /* MPI_BOTTOM too */
             atomic_store_explicit(&h->progress, (uint64_t)pos, memory_order_release);
+            hmpi_wait_wake_all();
         }
         if (err != MPI_SUCCESS) /* readers must not wait for bytes that never come */
             atomic_store_explicit(&h->progress, l->size, memory_order_release);

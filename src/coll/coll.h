@@ -199,6 +199,7 @@ static inline void hmpi_coll_publish(hmpi_coll_team_t *t, uint64_t e, int phase)
     HMPI_ASSERT_INTERNAL(e >= 1 && e <= t->epoch);
     atomic_store_explicit(&hmpi_coll_half(t, t->me, e)->state, hmpi_coll_state(e, phase),
                           memory_order_release);
+    hmpi_wait_wake_all(); /* members that wait for it may sleep (shm/wait.h) */
 }
 
 /* ---- the meeting line -----------------------------------------------------------------
@@ -234,6 +235,7 @@ static inline uint64_t hmpi_coll_line_meet(hmpi_coll_team_t *t, const void *data
     if (bytes)
         memcpy(hmpi_coll_line_data(t, t->me, l), data, bytes);
     atomic_store_explicit(hmpi_coll_line_word(t, t->me), l, memory_order_release);
+    hmpi_wait_wake_all();
     for (int i = 0; i < t->n; i++) {
         _Atomic uint64_t *w = hmpi_coll_line_word(t, i);
         if (i != t->me && atomic_load_explicit(w, memory_order_acquire) < l)

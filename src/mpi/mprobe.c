@@ -81,6 +81,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
     if (!c || is_remote(c, source)) {
         if (!hmpi_p2p_busy()) /* else local peers may need this rank meanwhile */
             return PMPI_Mprobe(source, tag, comm, message, status);
+        b.no_park = 1; /* the MPI below wakes no futex (shm/wait.h) */
         uint64_t since = 0;
         while ((err = PMPI_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS &&
                !flag) {
@@ -88,6 +89,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
             hmpi_p2p_waiting(&b, &since);
             hmpi_p2p_unlock();
         }
+        hmpi_backoff_end(&b);
         return err;
     }
     while ((err = hmpi_self_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS &&

@@ -435,13 +435,14 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         if (!hmpi_p2p_busy()) /* else local peers may need this rank meanwhile */
             return PMPI_Probe(source, tag, comm, status);
         int flag = 0, err;
-        hmpi_backoff_t b = {0};
+        hmpi_backoff_t b = {.no_park = 1}; /* the MPI below wakes no futex (shm/wait.h) */
         uint64_t since = 0;
         while ((err = PMPI_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag) {
             hmpi_p2p_lock();
             hmpi_p2p_waiting(&b, &since);
             hmpi_p2p_unlock();
         }
+        hmpi_backoff_end(&b);
         return err;
     }
     hmpi_type_t t;

@@ -22,16 +22,36 @@
 
 hmpi_node_t hmpi_node = {.comm = MPI_COMM_NULL, .cma_allowed = 1};
 
-/* How long waits spin (wait.h): host_ranks share the host's online cores. */
-static void choose_spin(int host_ranks)
+/* How long waits spin, and whether they park (wait.h): host_ranks share the host's
+ * online cores; nnodes: the job's (simulated) nodes. auto parks only in a one-node job:
+ * what comes from other nodes through the MPI below wakes nobody, and would reach a
+ * sleeping rank only as its nap ends. */
+static void choose_spin(int host_ranks, int nnodes)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned spin = cores > 0 && host_ranks > cores ? HMPI_SPIN_EARLY : HMPI_SPIN_DEDICATED;
+    int crowded = cores > 0 && host_ranks > cores;
+    unsigned spin = crowded ? HMPI_SPIN_EARLY : HMPI_SPIN_DEDICATED;
     if (hmpi_knobs.SPIN > 0)
         spin = hmpi_knobs.SPIN > HMPI_SPIN_EARLY ? (unsigned)hmpi_knobs.SPIN : HMPI_SPIN_EARLY;
     hmpi_spin_limit = spin;
+    const char *w = hmpi_knobs.WAIT;
+    hmpi_wait_policy_t p = HMPI_WAIT_YIELD;
+    unsigned park_us = 1000; /* auto: about a millisecond of yielding first */
+    if (!strcmp(w, "spin"))
+        p = HMPI_WAIT_SPIN;
+    else if (!strcmp(w, "sleep"))
+        p = HMPI_WAIT_PARK, park_us = 50;
+    else if (!strcmp(w, "auto") && crowded && nnodes == 1)
+        p = HMPI_WAIT_PARK;
+    if (hmpi_knobs.WAIT_PARK_US > 0)
+        park_us = (unsigned)hmpi_knobs.WAIT_PARK_US;
+    hmpi_wait_configure(p, park_us, (unsigned)hmpi_knobs.WAIT_NAP_MAX_US);
     if (hmpi_knobs.VERBOSE >= 2)
-        hmpi_log_info("%d ranks on %ld cores: waits spin %u steps", host_ranks, cores, spin);
+        hmpi_log_info("%d ranks on %ld cores: waits spin %u steps, HMPI_WAIT=%s: %s", host_ranks,
+                      cores, spin, w,
+                      p == HMPI_WAIT_PARK   ? "they park"
+                      : p == HMPI_WAIT_SPIN ? "never yield"
+                                            : "they yield");
 }
 
 int hmpi_node_discover(void)
@@ -47,7 +67,6 @@ int hmpi_node_discover(void)
     }
     int host_ranks = 1;
     PMPI_Comm_size(phys, &host_ranks);
-    choose_spin(host_ranks);
     if (hmpi_knobs.NODE_SIZE > 0) {
         int color = (int)(n->world_rank / hmpi_knobs.NODE_SIZE);
         PMPI_Comm_split(phys, color, n->world_rank, &n->comm);
@@ -80,6 +99,7 @@ int hmpi_node_discover(void)
     n->nnodes = 0;
     for (int w = 0; w < n->world_size; w++)
         n->nnodes += leader_of_world[w] == w;
+    choose_spin(host_ranks, n->nnodes);
     hmpi_heap_free(leader_of_world);
     return 0;
 }

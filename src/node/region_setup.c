@@ -9,6 +9,8 @@
 #include "../common/log.h"
 #include "../heap/heap.h"
 #include "../heap/hugepage.h"
+#include "../shm/ctrl.h"
+#include "../shm/wait.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -152,6 +154,9 @@ int hmpi_node_region_setup(void)
     if (!all_agree(attached))
         return -1; /* the mapping stays: blocks already served from it remain valid */
     hmpi_region_watch_faults(hmpi_knobs.SHM_DIR, abort_job);
+    hmpi_ctrl_t *ctrl = hmpi_ctrl(); /* zero, as the file was made: nobody parks yet */
+    hmpi_wait_attach(&ctrl->park, &ctrl->rank[0].park, sizeof(hmpi_rank_ctrl_t), hmpi_node.size,
+                     hmpi_node.rank);
     hmpi_node_ptrace_setup();
     if (hmpi_knobs.VERBOSE >= 1 && leader)
         hmpi_log_info("shared heap: %d ranks, %zu GiB per rank at %p", hmpi_node.size,

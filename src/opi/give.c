@@ -99,6 +99,7 @@ void hmpi_opi_give_shutdown(void)
             break;
         hmpi_backoff(&b);
     }
+    hmpi_backoff_end(&b);
     hmpi_opi_lock();
     if (sends.n)
         hmpi_log_error("OPI: %d given buffer(s) never taken; leaving them to the MPI below",

@@ -80,9 +80,9 @@ static int claim(hmpi_env_t *e, int proto)
         if ((s == HMPI_ENV_PENDING || s == HMPI_ENV_EAGER) &&
             atomic_compare_exchange_strong_explicit(&e->state, &s, HMPI_ENV_CLAIMED,
                                                     memory_order_acquire, memory_order_relaxed))
-            return 0;
+            return hmpi_backoff_end(&b), 0;
         if (s != HMPI_ENV_PENDING && s != HMPI_ENV_EAGER && s != HMPI_ENV_BOUNCING)
-            return -1;
+            return hmpi_backoff_end(&b), -1;
         hmpi_backoff(&b); /* BOUNCING: the sender is copying its data out */
     }
 }
@@ -127,6 +127,7 @@ static void complete_recv(hmpi_req_t *r, arrival_t *a)
     hmpi_status_set(&r->status, a->key.src, a->key.tag, err, got);
     /* Last touch of the envelope: from here on it is the sender's again. */
     atomic_store_explicit(&a->v.env->state, HMPI_ENV_DONE, memory_order_release);
+    hmpi_wait_wake(a->v.src_local); /* a sender waiting for DONE may sleep */
     hmpi_p2p_finish(r);
 }
 

@@ -152,7 +152,7 @@ int hmpi_p2p_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t
 {
     if (!hmpi_p2p_busy() && !hmpi_stats_counting())
         return PMPI_Wait(req, status);
-    hmpi_backoff_t b = {0};
+    hmpi_backoff_t b = {.no_park = 1}; /* the MPI below wakes no futex (shm/wait.h) */
     uint64_t since = 0;
     int flag = 0, err;
     while ((err = PMPI_Test(req, &flag, status)) == MPI_SUCCESS && !flag) {

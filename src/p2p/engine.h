@@ -309,6 +309,7 @@ static inline void hmpi_p2p_lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, in
     e->pseq = hmpi_p2p_engine.pseq_to[dst]++;
     atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
     atomic_store_explicit(&e->lseq, ++hmpi_p2p_engine.lane_head[dst], memory_order_release);
+    hmpi_wait_wake(dst);
     /* The 8-byte ping-pong's one place of counting: one test when off; when on, two
      * plain adds, not locked ones, each of which would wait for the store buffer on
      * every send of the message rate (docs/observability.md, what counting costs).

@@ -82,6 +82,7 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
     size_t len = size <= cap ? size : cap;
     hmpi_p2p_copy_short(buf, e->u.payload, len);
     atomic_store_explicit(&e->state, HMPI_ENV_DONE, memory_order_release);
+    hmpi_wait_wake(src_local);
     *err = size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     if (status != MPI_STATUS_IGNORE)
         hmpi_status_fill(status, src, etag, len);

@@ -61,8 +61,12 @@ static void poke_below_now(void)
 
 static void poke_below(void)
 {
-    if ((++hmpi_p2p_engine.poke_calls & 63) == 0)
+    /* and at once after a wait napped (shm/wait.h): a sleeping rank serves remote peers */
+    if ((++hmpi_p2p_engine.poke_calls & 63) == 0 ||
+        atomic_load_explicit(&hmpi_wait_napped, memory_order_relaxed)) {
+        atomic_store_explicit(&hmpi_wait_napped, 0, memory_order_relaxed);
         poke_below_now();
+    }
 }
 
 /* What every wait of HMPI moves (shm/wait.h, hmpi_wait_progress). */

@@ -36,6 +36,7 @@ void hmpi_proto_pipe_pushed(hmpi_env_t *e, const char *p, size_t bytes)
         size_t n = bytes - off < chunk ? bytes - off : chunk;
         memcpy(copy + off, p + off, n);
         atomic_store_explicit(&e->u.filled, off + n, memory_order_release);
+        hmpi_wait_wake_all(); /* the receiver, copying out as chunks land */
     }
 }
 
@@ -58,11 +59,13 @@ size_t hmpi_proto_pipe_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hm
         if (upto > done) {
             memcpy(dst + done, src + done, upto - done);
             done = upto;
+            hmpi_backoff_end(&b);
             b = (hmpi_backoff_t){0}; /* progress: spin again before yielding */
         }
         if (filled == v->size)
             break;
         hmpi_backoff(&b);
     }
+    hmpi_backoff_end(&b);
     return t->contig ? len : hmpi_proto_place(src, r, t, len);
 }

@@ -62,7 +62,10 @@ uint64_t hmpi_syn_help(hmpi_env_t *env)
                        (unsigned long long)block, (unsigned long long)n);
         return 0;
     }
-    return copy_blocks(env, dst, src, len, block, n);
+    uint64_t mine = copy_blocks(env, dst, src, len, block, n);
+    if (mine)
+        hmpi_wait_wake_all(); /* the receiver waits for the blocks this side claimed */
+    return mine;
 }
 
 size_t hmpi_proto_synergistic_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
@@ -82,9 +85,11 @@ size_t hmpi_proto_synergistic_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, c
     env->u.syn.nblocks = n;
     /* Publish dst/len to a helping sender. */
     atomic_store_explicit(&env->state, HMPI_ENV_MATCHED, memory_order_release);
+    hmpi_wait_wake(v->src_local); /* a sender waiting to help */
     copy_blocks(env, dst, v->data, len, block, n);
     hmpi_backoff_t b = {0};
     while (atomic_load_explicit(&env->u.syn.blocks_done, memory_order_acquire) < n)
         hmpi_backoff(&b); /* the sender finishes a block it claimed: never waits on us */
+    hmpi_backoff_end(&b);
     return len;
 }

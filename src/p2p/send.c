@@ -204,6 +204,7 @@ void hmpi_p2p_unblock_sends(void)
         }
         atomic_store_explicit(&e->state, copy ? HMPI_ENV_EAGER : HMPI_ENV_PENDING,
                               memory_order_release);
+        hmpi_wait_wake_all(); /* a receiver waiting in claim() for the copy */
     }
 }
 
@@ -312,6 +313,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     inflight_add(e);
     e->pseq = hmpi_p2p_engine.pseq_to[dst_local]++;
     hmpi_queue_push(&hmpi_ctrl()->rank[dst_local].incoming, &e->link);
+    hmpi_wait_wake(dst_local);
     if (hmpi_protos[proto].pushed)
         hmpi_protos[proto].pushed(e, p, bytes);
     return MPI_SUCCESS;

@@ -172,6 +172,7 @@ int MPI_Win_test(MPI_Win win, int *flag)
             hmpi_rma_wait_step(w, &wt);
         hmpi_wait_end(&wt.b, HMPI_WAIT_RMA);
     } else if (!all_done(w)) {
+        w->polls.b.no_park = 1;           /* a test never sleeps */
         hmpi_rma_wait_step(w, &w->polls); /* a loop on MPI_Win_test must let origins run */
         return MPI_SUCCESS;
     }

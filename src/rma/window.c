@@ -335,9 +335,11 @@ int MPI_Win_free(MPI_Win *win)
         while (atomic_load_explicit(&w->ctrl->departed, memory_order_acquire) !=
                (uint32_t)w->nlocal - 1)
             hmpi_rma_wait_step(NULL, &wt);
+        hmpi_backoff_end(&wt.b);
         hmpi_heap_free(w->ctrl);
     } else {
         atomic_fetch_add_explicit(&w->ctrl->departed, 1, memory_order_release);
+        hmpi_wait_wake_all(); /* the leader may sleep */
     }
     hmpi_heap_free(w->own_mem);
     destroy(w);

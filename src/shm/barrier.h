@@ -20,6 +20,7 @@
 #define HMPI_SHM_BARRIER_H
 
 #include "ctrl.h"
+#include "wait.h"
 
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -74,6 +75,7 @@ static inline int hmpi_barrier_poll(hmpi_barrier_t *b)
             uint32_t to = (uint32_t)(((uint64_t)b->me + step) % b->n);
             atomic_store_explicit(&b->flags[(size_t)to * b->rounds + k].seq, b->seq,
                                   memory_order_release);
+            hmpi_wait_wake_all(); /* the member told may sleep (wait.h) */
             b->told = 1;
         }
         uint32_t heard = atomic_load_explicit(&b->flags[(size_t)b->me * b->rounds + k].seq,

@@ -5,6 +5,7 @@
 #ifndef HMPI_SHM_CTRL_H
 #define HMPI_SHM_CTRL_H
 
+#include "park.h"
 #include "queue.h"
 #include "../heap/heap.h"
 
@@ -25,15 +26,19 @@ typedef struct {
      * pushed by any local rank, taken (all at once) only by the owner, which alone may
      * free them to its heap (src/opi/pool.c). Its own line: written by other ranks. */
     alignas(HMPI_CACHE_LINE) hmpi_queue_t opi_return;
+    /* Where the rank parks when it waits long (shm/park.h): written by its waits and by
+     * the ranks that wake it. */
+    hmpi_park_slot_t park;
 } hmpi_rank_ctrl_t;
 
 /* Lines: incoming queue (written by senders), owner's fields (written once), OPI
- * return queue (written by trimming ranks). */
-static_assert(sizeof(hmpi_rank_ctrl_t) == 3 * HMPI_CACHE_LINE, "one line per writer");
+ * return queue (written by trimming ranks), park slot (owner and wakers). */
+static_assert(sizeof(hmpi_rank_ctrl_t) == 4 * HMPI_CACHE_LINE, "one line per writer");
 
 typedef struct {
     uint64_t magic; /* HMPI_CTRL_MAGIC and the node's rank count: written by local rank */
     int nranks;     /* 0, checked by every local rank at its start (p2p/progress.c) */
+    hmpi_park_node_t park; /* the node's sleepers: read by every waker, written rarely */
     alignas(HMPI_CACHE_LINE) hmpi_rank_ctrl_t rank[]; /* [nranks] */
 } hmpi_ctrl_t;
 

@@ -23,6 +23,8 @@
 #ifndef HMPI_SHM_LOCK_H
 #define HMPI_SHM_LOCK_H
 
+#include "wait.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -39,6 +41,7 @@ static inline int hmpi_rw_try_excl(_Atomic uint32_t *rw)
 static inline void hmpi_rw_release_excl(_Atomic uint32_t *rw)
 {
     atomic_fetch_sub_explicit(rw, HMPI_RW_WRITER, memory_order_release);
+    hmpi_wait_wake_all(); /* a rank waiting for the lock may sleep (wait.h) */
 }
 
 static inline int hmpi_rw_try_shared(_Atomic uint32_t *rw)
@@ -55,6 +58,7 @@ static inline int hmpi_rw_try_shared(_Atomic uint32_t *rw)
 static inline void hmpi_rw_release_shared(_Atomic uint32_t *rw)
 {
     atomic_fetch_sub_explicit(rw, HMPI_RW_READER, memory_order_release);
+    hmpi_wait_wake_all();
 }
 
 static inline int hmpi_tas_try(_Atomic uint32_t *l)
@@ -66,11 +70,13 @@ static inline int hmpi_tas_try(_Atomic uint32_t *l)
 static inline void hmpi_tas_release(_Atomic uint32_t *l)
 {
     atomic_store_explicit(l, 0, memory_order_release);
+    hmpi_wait_wake_all();
 }
 
 static inline void hmpi_count_bump(_Atomic uint32_t *cell)
 {
     atomic_fetch_add_explicit(cell, 1, memory_order_release);
+    hmpi_wait_wake_all();
 }
 
 /* 1 when cell is ahead of seen, the bumps consumed so far. */

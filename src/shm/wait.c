@@ -1,6 +1,6 @@
 /* wait.c: the part of a wait past its first HMPI_SPIN_EARLY steps (wait.h), out of
- * line so that the waits' inline code stays small, and the clock of the wait counters.
- * No MPI in here. */
+ * line so that the waits' inline code stays small: yielding, parking and naps by the
+ * policy; the wakes; the clock of the wait counters. No MPI in here. */
 #include "wait.h"
 
 #include <time.h>
@@ -8,6 +8,60 @@
 unsigned hmpi_spin_limit = HMPI_SPIN_DEDICATED;
 hmpi_wait_progress_fn hmpi_wait_progress;
 uint32_t hmpi_wait_step16;
+
+enum { NAP_FIRST_US = 100 };
+
+static hmpi_park_node_t nobody; /* sleepers 0 until attached */
+hmpi_park_node_t *hmpi_wait_node = &nobody;
+_Atomic int hmpi_wait_napped;
+static char *slots; /* NULL: no wait parks */
+static size_t slot_stride;
+static int slot_count, slot_me;
+static hmpi_wait_policy_t policy = HMPI_WAIT_YIELD;
+static uint64_t park_ns;
+static uint32_t nap_max_us = 10000;
+
+static hmpi_park_slot_t *slot(int r)
+{
+    return (hmpi_park_slot_t *)(slots + (size_t)r * slot_stride);
+}
+
+void hmpi_wait_configure(hmpi_wait_policy_t p, unsigned park_us, unsigned max_us)
+{
+    policy = p;
+    park_ns = (uint64_t)park_us * 1000u;
+    nap_max_us = max_us > NAP_FIRST_US ? max_us : NAP_FIRST_US;
+}
+
+hmpi_wait_policy_t hmpi_wait_policy(void) { return policy; }
+
+void hmpi_wait_attach(hmpi_park_node_t *node, void *base, size_t stride, int nranks, int me)
+{
+    hmpi_park_setup();
+    slot_stride = stride;
+    slot_count = nranks;
+    slot_me = me;
+    hmpi_wait_node = node;
+    slots = base;
+}
+
+void hmpi_wait_wake_slow(int local)
+{
+    if (!slots)
+        return;
+    if (local >= 0) {
+        hmpi_park_wake_slow(slot(local));
+        return;
+    }
+    for (int r = 0; r < slot_count; r++) /* this rank too: another of its threads may sleep */
+        hmpi_park_wake_slow(slot(r));
+}
+
+void hmpi_backoff_unpark(hmpi_backoff_t *b)
+{
+    hmpi_park_leave(hmpi_wait_node, slot(slot_me));
+    b->nap_us = 0;
+}
 
 _Static_assert(HMPI_STAT_wait_send == HMPI_STAT_wait_recv + 2 * HMPI_WAIT_SEND &&
                    HMPI_STAT_wait_coll == HMPI_STAT_wait_recv + 2 * HMPI_WAIT_COLL &&
@@ -57,10 +111,29 @@ void hmpi_backoff_slow(hmpi_backoff_t *b)
         if (hmpi_stats_counting())
             b->t0 = hmpi_wait_now();
     }
-    if (b->spins < b->limit) {
-        b->spins++;
-        hmpi_cpu_relax();
-    } else {
-        sched_yield();
+    if (b->nap_us) { /* parked: nap until woken or the nap ends */
+        b->bell = hmpi_park_sleep(slot(slot_me), b->bell, (uint64_t)b->nap_us * 1000u);
+        b->nap_us = b->nap_us * 2 < nap_max_us ? b->nap_us * 2 : nap_max_us;
+        atomic_store_explicit(&hmpi_wait_napped, 1, memory_order_relaxed);
+        return;
     }
+    if (b->spins < b->limit || policy == HMPI_WAIT_SPIN) {
+        if (b->spins < b->limit)
+            b->spins++;
+        hmpi_cpu_relax();
+        return;
+    }
+    if (policy == HMPI_WAIT_PARK && slots && !b->no_park) {
+        uint64_t now = hmpi_wait_now();
+        if (!b->since) {
+            b->since = now;
+        } else if (now - b->since >= park_ns) {
+            /* Announce, and return: the caller checks its condition once more before
+             * the first nap (park.h). */
+            b->bell = hmpi_park_announce(hmpi_wait_node, slot(slot_me));
+            b->nap_us = NAP_FIRST_US;
+            return;
+        }
+    }
+    sched_yield();
 }

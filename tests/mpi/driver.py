@@ -26,6 +26,8 @@ The scenarios below run fault_victim (--victim; see its banner for the modes):
   kill-wait    a rank SIGKILLed while the others wait for it in MPI_Recv, MPI_Barrier,
                MPI_Win_fence
   abort-wait   the last rank calls MPI_Abort while the others wait as above
+  kill-sleep   kill-wait with HMPI_WAIT=sleep: the waiters sleep in a futex (bounded
+               naps) when their peer dies
                each of these: the job ends within FAULT_BOUND s of the failure, with a
                nonzero exit, no process of it left, the region dir empty
   other-user   while a job holds its region (a regular file of mode 0600, owned by the
@@ -285,7 +287,7 @@ class Driver:
                 pass
         return names
 
-    def fault_job(self, mode, np):
+    def fault_job(self, mode, np, extra=None):
         """Runs fault_victim MODE; the job must fail, end within FAULT_BOUND s of the
         victim's failure, leave no process and no file. Returns that delay."""
         a = self.args
@@ -296,6 +298,7 @@ class Driver:
         env = {"HMPI_SHM_DIR": d, "FAULT_VICTIM_REPORT": report}
         if mode.endswith("-pipe"):
             env["HMPI_CMA"] = "0"  # a private send buffer goes by the pipelined bounce
+        env.update(extra or {})
         rc, out, _ = self.run([a.mpiexec] + a.launcher_flag + ["-n", str(np), a.victim, mode],
                               env, timeout=FAULT_TIMEOUT)
         ended = time.time()
@@ -316,9 +319,9 @@ class Driver:
         self.expect_empty(d, what)
         return delay
 
-    def fault_cases(self, modes):
+    def fault_cases(self, modes, extra=None):
         check(self.args.victim, "--victim is required")
-        times = ["%s %.2f s" % (m, self.fault_job(m, self.args.np)) for m in modes]
+        times = ["%s %.2f s" % (m, self.fault_job(m, self.args.np, extra)) for m in modes]
         print("job end after the failure: " + ", ".join(times))
 
     def kill_mid(self):
@@ -329,6 +332,9 @@ class Driver:
 
     def abort_wait(self):
         self.fault_cases(["abort-recv", "abort-barrier", "abort-fence"])
+
+    def kill_sleep(self):
+        self.fault_cases(["kill-recv", "kill-barrier", "kill-fence"], {"HMPI_WAIT": "sleep"})
 
     # ---- another user against a running job ------------------------------------------
     def other_user(self):
@@ -527,7 +533,7 @@ def main():
         return probe(pp.parse_args().target)
     ap.add_argument("scenario",
                     choices=["debris", "kill", "bad-knob", "knob-typo", "no-region", "small-tmpfs",
-                             "kill-mid", "kill-wait", "abort-wait", "other-user",
+                             "kill-mid", "kill-wait", "abort-wait", "kill-sleep", "other-user",
                              "addr-taken", "rlimit-as", "tmpfs-full", "spin"])
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--program", required=True)
