@@ -58,7 +58,7 @@ static int side_check(side_t *s, int n)
 static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, const side_t *sd,
                          int inplace, int *err_p)
 {
-    int n = t->n, me = t->me, any_direct = 0;
+    int n = t->ep.n, me = t->ep.me, any_direct = 0;
     size_t total = 0, staged = 0, tb = sizeof(hmpi_coll_blk_t) * (size_t)n;
     int uniform = !sd->counts && !sd->types && !inplace;
     for (int i = 0; i < n; i++) {
@@ -117,7 +117,7 @@ static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, c
 
 static int alltoall_team(hmpi_coll_team_t *t, side_t *sd, side_t *rv, int inplace)
 {
-    int n = t->n, me = t->me, err;
+    int n = t->ep.n, me = t->ep.me, err;
     if ((err = side_check(rv, n)) != MPI_SUCCESS ||
         (!inplace && (err = side_check(sd, n)) != MPI_SUCCESS))
         return err;

@@ -44,14 +44,14 @@ static void share_copy(share_t *sh, unsigned char *dst, const unsigned char *src
 static void root_help(hmpi_coll_team_t *t, uint64_t e, const unsigned char *src, size_t bytes,
                       int only)
 {
-    for (int k = 1; k < t->n; k++) {
-        int r = (t->me + k) % t->n;
+    for (int k = 1; k < t->ep.n; k++) {
+        int r = (t->ep.me + k) % t->ep.n;
         if (only >= 0 && r != only)
             continue;
         hmpi_coll_wait(t, r, e, HMPI_COLL_MID);
         hmpi_coll_half_t *hr = hmpi_coll_half(t, r, e);
         if (atomic_load_explicit(&hr->state, memory_order_acquire) !=
-            hmpi_coll_state(e, HMPI_COLL_MID))
+            hmpi_epoch_state(e, HMPI_COLL_MID))
             continue;
         /* The reader's destination is read once and must lie in the heap: a corrupted
          * slot makes the root skip helping (the reader copies alone), never write astray. */
@@ -120,8 +120,8 @@ static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
     return err;
 }
 
-static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count,
-                       MPI_Datatype type, const hmpi_coll_layout_t *l, int root)
+static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
+                       const hmpi_coll_layout_t *l, int root)
 {
     hmpi_coll_wait(t, root, e, HMPI_COLL_ARRIVED);
     const hmpi_coll_half_t *h = hmpi_coll_half(t, root, e);
@@ -170,11 +170,11 @@ int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype
     if (err != MPI_SUCCESS)
         return err;
     uint64_t e = hmpi_coll_begin(t);
-    if (l.size == 0 || (only >= 0 && t->me != root && t->me != only)) {
+    if (l.size == 0 || (only >= 0 && t->ep.me != root && t->ep.me != only)) {
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return MPI_SUCCESS;
     }
-    if (t->me == root)
+    if (t->ep.me == root)
         return root_side(t, e, buf, count, type, &l, only);
     return reader_side(t, e, buf, count, type, &l, root);
 }
@@ -201,10 +201,10 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     int lroot = c->local_of[root] >= 0 ? hmpi_coll_member(t, root) : -1;
     if (lroot >= 0) {
         err = hmpi_coll_team_bcast(t, buf, count, type, lroot, -1);
-        if (t->me == 0 && err == MPI_SUCCESS)
+        if (t->ep.me == 0 && err == MPI_SUCCESS)
             err = PMPI_Bcast(buf, count, type, s->leader_of[root], s->leaders);
     } else {
-        if (t->me == 0)
+        if (t->ep.me == 0)
             err = PMPI_Bcast(buf, count, type, s->leader_of[root], s->leaders);
         int err2 = hmpi_coll_team_bcast(t, buf, count, type, 0, -1);
         err = err != MPI_SUCCESS ? err : err2;

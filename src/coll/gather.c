@@ -103,7 +103,7 @@ static int gather_send(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
     hmpi_coll_wait(t, root, e, HMPI_COLL_ARRIVED);
     const hmpi_coll_half_t *hr = hmpi_coll_half(t, root, e);
     if (hr->table) { /* push: write into the root's recvbuf */
-        hmpi_coll_blk_t b = ((const hmpi_coll_blk_t *)(uintptr_t)hr->table)[t->me];
+        hmpi_coll_blk_t b = ((const hmpi_coll_blk_t *)(uintptr_t)hr->table)[t->ep.me];
         err = b.bytes < sl->size ? MPI_ERR_TRUNCATE
                                  : hmpi_coll_pack((void *)(uintptr_t)b.addr, sendbuf, scount, stype, sl);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
@@ -120,7 +120,7 @@ static int gather_send(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
 static int gather_root(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int scount,
                        MPI_Datatype stype, const blocks_t *rb)
 {
-    int n = t->n, me = t->me, err = MPI_SUCCESS, large = 0, push = 1;
+    int n = t->ep.n, me = t->ep.me, err = MPI_SUCCESS, large = 0, push = 1;
     for (int i = 0; i < n; i++) {
         hmpi_coll_layout_t l;
         if (i == me || block_layout(rb, i, &l) != MPI_SUCCESS || l.size <= t->cap)
@@ -175,13 +175,13 @@ static int gather_team(hmpi_coll_team_t *t, const void *sendbuf, int scount, MPI
                        blocks_t *rb, int root)
 {
     int err;
-    if (t->me != root) {
+    if (t->ep.me != root) {
         hmpi_coll_layout_t sl;
         if ((err = hmpi_coll_layout(stype, scount, &sl)) != MPI_SUCCESS)
             return err;
         return gather_send(t, hmpi_coll_begin(t), sendbuf, scount, stype, &sl, root);
     }
-    if ((err = blocks_check(rb, t->n)) != MPI_SUCCESS)
+    if ((err = blocks_check(rb, t->ep.n)) != MPI_SUCCESS)
         return err;
     if (sendbuf != MPI_IN_PLACE && scount < 0)
         return MPI_ERR_COUNT;
@@ -268,7 +268,7 @@ int hmpi_coll_team_gather_bytes(hmpi_coll_team_t *t, const void *sendbuf, int sc
 static int scatter_root(hmpi_coll_team_t *t, uint64_t e, const blocks_t *sb, void *recvbuf,
                         int rcount, MPI_Datatype rtype)
 {
-    int n = t->n, me = t->me, err = MPI_SUCCESS, any_direct = 0;
+    int n = t->ep.n, me = t->ep.me, err = MPI_SUCCESS, any_direct = 0;
     size_t total = 0, tb = sizeof(hmpi_coll_blk_t) * (size_t)n;
     for (int i = 0; i < n; i++) {
         hmpi_coll_layout_t l;
@@ -334,8 +334,8 @@ static int scatter_team(hmpi_coll_team_t *t, blocks_t *sb, void *recvbuf, int rc
                         MPI_Datatype rtype, int root)
 {
     int err;
-    if (t->me == root) {
-        if ((err = blocks_check(sb, t->n)) != MPI_SUCCESS)
+    if (t->ep.me == root) {
+        if ((err = blocks_check(sb, t->ep.n)) != MPI_SUCCESS)
             return err;
         if (recvbuf != MPI_IN_PLACE && rcount < 0)
             return MPI_ERR_COUNT;
@@ -346,7 +346,7 @@ static int scatter_team(hmpi_coll_team_t *t, blocks_t *sb, void *recvbuf, int rc
         return err;
     uint64_t e = hmpi_coll_begin(t);
     hmpi_coll_wait(t, root, e, HMPI_COLL_ARRIVED);
-    hmpi_coll_blk_t b = hmpi_coll_blk(hmpi_coll_half(t, root, e), t->me);
+    hmpi_coll_blk_t b = hmpi_coll_blk(hmpi_coll_half(t, root, e), t->ep.me);
     err = hmpi_coll_unpack(recvbuf, rcount, rtype, &rl, (const void *)(uintptr_t)b.addr, b.bytes);
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
     return err;
@@ -413,7 +413,7 @@ HMPI_PMPI(Scatterv)
 static int allgather_team(hmpi_coll_team_t *t, const void *sendbuf, int scount, MPI_Datatype stype,
                           blocks_t *rb)
 {
-    int n = t->n, me = t->me, err;
+    int n = t->ep.n, me = t->ep.me, err;
     if ((err = blocks_check(rb, n)) != MPI_SUCCESS)
         return err;
     int inplace = sendbuf == MPI_IN_PLACE;

@@ -170,8 +170,8 @@ static int chunk_of(const hmpi_coll_layout_t *one)
 }
 
 int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI_Aint first,
-                           int count, MPI_Datatype type, MPI_Op op,
-                           const hmpi_coll_layout_t *one, int commute)
+                           int count, MPI_Datatype type, MPI_Op op, const hmpi_coll_layout_t *one,
+                           int commute)
 {
     int err = MPI_SUCCESS, step = chunk_of(one);
     hmpi_op_kernel_t k = hmpi_op_kernel(op, type);

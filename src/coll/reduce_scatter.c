@@ -15,7 +15,7 @@
 static int rs_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, const int *counts,
                    int block, MPI_Datatype type, MPI_Op op)
 {
-    int n = t->n, me = t->me;
+    int n = t->ep.n, me = t->ep.me;
     long total = 0, displ = 0;
     for (int i = 0; i < n; i++) {
         int k = counts ? counts[i] : block;

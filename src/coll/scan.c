@@ -17,7 +17,7 @@ static int scan_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, in
         err = hmpi_coll_layout(type, count, &l);
     if (err != MPI_SUCCESS)
         return err;
-    int me = t->me, n = t->n, inplace = sendbuf == MPI_IN_PLACE;
+    int me = t->ep.me, n = t->ep.n, inplace = sendbuf == MPI_IN_PLACE;
     int last = exclusive ? me - 1 : me; /* fold inputs 0..last */
     int commute = hmpi_coll_commutative(op);
     const void *in = inplace ? recvbuf : sendbuf;
