@@ -97,8 +97,9 @@ void hmpi_opi_give_shutdown(void)
         hmpi_opi_unlock();
         if (!left || time(NULL) - start >= PATIENCE_S)
             break;
-        hmpi_backoff(&b);
+        hmpi_wait_step(&b, 0); /* the one wait: local peers' messages move meanwhile too */
     }
+    hmpi_wait_end(&b, HMPI_WAIT_OPI);
     hmpi_opi_lock();
     if (sends.n)
         hmpi_log_error("OPI: %d given buffer(s) never taken; leaving them to the MPI below",
