@@ -63,7 +63,7 @@ static void root_help(hmpi_coll_team_t *t, uint64_t e, const unsigned char *src,
 
 /* The root publishes addr, bytes and progress (bytes readable so far); see coll.h. */
 static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
-                     const hmpi_coll_layout_t *l, int only)
+                     const hmpi_layout_t *l, int only)
 {
     hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
     int err = MPI_SUCCESS;
@@ -121,7 +121,7 @@ static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
 }
 
 static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
-                       const hmpi_coll_layout_t *l, int root)
+                       const hmpi_layout_t *l, int root)
 {
     hmpi_coll_wait(t, root, e, HMPI_COLL_ARRIVED);
     const hmpi_coll_half_t *h = hmpi_coll_half(t, root, e);
@@ -165,8 +165,8 @@ static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MP
 int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype type,
                          int root, int only)
 {
-    hmpi_coll_layout_t l;
-    int err = hmpi_coll_layout(type, count, &l);
+    hmpi_layout_t l;
+    int err = hmpi_layout_get(type, count, &l);
     if (err != MPI_SUCCESS)
         return err;
     uint64_t e = hmpi_coll_begin(t);

@@ -207,20 +207,7 @@ void *hmpi_coll_alloc(size_t n);
 
 /* ---- typed data ------------------------------------------------------------------------ */
 
-/* count elements of a datatype, as the collectives move them. */
-typedef struct {
-    size_t size;       /* bytes of data (packed) */
-    MPI_Aint extent;   /* stride between elements */
-    MPI_Aint lo;       /* the data lies in [buf + lo, buf + lo + span) */
-    size_t span;
-    int contig;        /* the data is exactly that span: memcpy moves it */
-} hmpi_coll_layout_t;
-
-/* Fills *l for count elements of type. Returns MPI_SUCCESS or an MPI error class. */
-int hmpi_coll_layout(MPI_Datatype type, int count, hmpi_coll_layout_t *l);
-
-/* The layout of m elements, from the layout of one. */
-hmpi_coll_layout_t hmpi_coll_layout_n(const hmpi_coll_layout_t *one, int m);
+/* Layouts are core/datatype.h's hmpi_layout_t (hmpi_layout_get, hmpi_layout_n). */
 
 static inline void *hmpi_coll_at(const void *buf, MPI_Aint off)
 {
@@ -229,23 +216,23 @@ static inline void *hmpi_coll_at(const void *buf, MPI_Aint off)
 
 /* True when the data of (buf, l) lies in the shared heap and is one contiguous run:
  * peers may then read or write it at its address. */
-static inline int hmpi_coll_direct(const void *buf, const hmpi_coll_layout_t *l)
+static inline int hmpi_coll_direct(const void *buf, const hmpi_layout_t *l)
 {
     return l->contig && l->size > 0 && hmpi_heap_is_shared_range(hmpi_coll_at(buf, l->lo), l->size);
 }
 
 /* Packs count elements at buf into contiguous bytes at dst (memcpy when contiguous). */
 int hmpi_coll_pack(void *dst, const void *buf, int count, MPI_Datatype type,
-                   const hmpi_coll_layout_t *l);
+                   const hmpi_layout_t *l);
 /* Unpacks bytes at src into count elements at buf (at most the elements' size). */
-int hmpi_coll_unpack(void *buf, int count, MPI_Datatype type, const hmpi_coll_layout_t *l,
+int hmpi_coll_unpack(void *buf, int count, MPI_Datatype type, const hmpi_layout_t *l,
                      const void *src, size_t bytes);
 /* Moves (src, scount, stype) to (dst, rcount, rtype): one rank, two layouts. */
-int hmpi_coll_move(void *dst, int rcount, MPI_Datatype rtype, const hmpi_coll_layout_t *rl,
-                   const void *src, int scount, MPI_Datatype stype, const hmpi_coll_layout_t *sl);
+int hmpi_coll_move(void *dst, int rcount, MPI_Datatype rtype, const hmpi_layout_t *rl,
+                   const void *src, int scount, MPI_Datatype stype, const hmpi_layout_t *sl);
 /* Copies count elements of one type from src to dst, both in that type's layout. */
 int hmpi_coll_copy_typed(void *dst, const void *src, int count, MPI_Datatype type,
-                         const hmpi_coll_layout_t *l);
+                         const hmpi_layout_t *l);
 
 /* A bump allocator over an area (inline data of a half, or the scratch). */
 typedef struct {
@@ -304,7 +291,7 @@ int hmpi_coll_commutative(MPI_Op op);
  * for the elements [first, first + count), with bases x[i] in the type's layout; x[self]
  * may alias dst (then dst is read before it is written). */
 int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI_Aint first,
-                           int count, MPI_Datatype type, MPI_Op op, const hmpi_coll_layout_t *one,
+                           int count, MPI_Datatype type, MPI_Op op, const hmpi_layout_t *one,
                            int commute);
 
 /* Reduction support (reduce.c). Inputs are published by their base (the type's layout
@@ -312,13 +299,13 @@ int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI
 enum { HMPI_COLL_STACK_INPUTS = 64 };
 /* Copies the span of (in, l) into area a keeping its alignment modulo align; returns the
  * base to publish (staged - lo), or NULL when it does not fit. */
-void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_coll_layout_t *l,
+void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_layout_t *l,
                            size_t align);
 /* Publishes in as this member's input (half.addr): itself when its span lies in the
  * shared heap (returns 1: peers read the user's buffer), else a staged copy in the
  * scratch, after `extra` bytes kept for the caller (*extra_p gets them, 64-aligned). */
 int hmpi_coll_expose_input(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, const void *in,
-                           const hmpi_coll_layout_t *l, size_t extra, void **extra_p);
+                           const hmpi_layout_t *l, size_t extra, void **extra_p);
 /* The inputs of every member for epoch e (stack holds HMPI_COLL_STACK_INPUTS). */
 const void **hmpi_coll_inputs(hmpi_coll_team_t *t, uint64_t e, const void **stack);
 void hmpi_coll_inputs_free(const void **x, const void **stack);

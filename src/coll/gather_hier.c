@@ -69,7 +69,7 @@ typedef struct {
     int rcount, block, only, size;
     MPI_Datatype rtype;
     MPI_Aint rext;
-    const hmpi_coll_layout_t *rl;
+    const hmpi_layout_t *rl;
 } unpack_arg_t;
 
 static int unpack_blocks(const void *buf, void *arg)
@@ -97,9 +97,9 @@ int hmpi_coll_allgather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *se
                              MPI_Datatype rtype, int *err_p)
 {
     hmpi_coll_team_t *t = &s->team;
-    hmpi_coll_layout_t rl, one;
-    if (rcount < 0 || hmpi_coll_layout(rtype, rcount, &rl) != MPI_SUCCESS ||
-        hmpi_coll_layout(rtype, 1, &one) != MPI_SUCCESS || !block_ok(c, rl.size))
+    hmpi_layout_t rl, one;
+    if (rcount < 0 || hmpi_layout_get(rtype, rcount, &rl) != MPI_SUCCESS ||
+        hmpi_layout_get(rtype, 1, &one) != MPI_SUCCESS || !block_ok(c, rl.size))
         return 1; /* the MPI below reports what is wrong */
     int block = (int)rl.size, leader = t->ep.me == 0, err;
     if (sendbuf == MPI_IN_PLACE) {
@@ -133,17 +133,17 @@ int hmpi_coll_gather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendb
     if (root < 0 || root >= c->size)
         return 1;
     /* Every member knows the block from its own arguments (equal signatures). */
-    hmpi_coll_layout_t rl = {0}, one = {0}, sl;
+    hmpi_layout_t rl = {0}, one = {0}, sl;
     int me_root = c->rank == root;
-    if (me_root && (rcount < 0 || hmpi_coll_layout(rtype, rcount, &rl) != MPI_SUCCESS ||
-                    hmpi_coll_layout(rtype, 1, &one) != MPI_SUCCESS))
+    if (me_root && (rcount < 0 || hmpi_layout_get(rtype, rcount, &rl) != MPI_SUCCESS ||
+                    hmpi_layout_get(rtype, 1, &one) != MPI_SUCCESS))
         return 1;
     if (me_root && sendbuf == MPI_IN_PLACE) {
         sendbuf = hmpi_coll_at(recvbuf, (MPI_Aint)root * rcount * one.extent);
         scount = rcount;
         stype = rtype;
     }
-    if (scount < 0 || hmpi_coll_layout(stype, scount, &sl) != MPI_SUCCESS || !block_ok(c, sl.size))
+    if (scount < 0 || hmpi_layout_get(stype, scount, &sl) != MPI_SUCCESS || !block_ok(c, sl.size))
         return 1;
     int block = (int)sl.size, leader = t->ep.me == 0, err;
     int lroot = c->local_of[root] >= 0 ? hmpi_coll_member(t, root) : -1;
@@ -175,7 +175,7 @@ typedef struct {
     int scount, block, size;
     MPI_Datatype stype;
     MPI_Aint sext;
-    const hmpi_coll_layout_t *sl;
+    const hmpi_layout_t *sl;
 } pack_arg_t;
 
 static int pack_blocks(const void *buf, void *arg)
@@ -195,7 +195,7 @@ typedef struct {
     void *recvbuf;
     int rcount, block, me;
     MPI_Datatype rtype;
-    const hmpi_coll_layout_t *rl;
+    const hmpi_layout_t *rl;
 } take_arg_t;
 
 static int take_block(const void *buf, void *arg)
@@ -215,14 +215,14 @@ int hmpi_coll_scatter_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *send
     hmpi_coll_team_t *t = &s->team;
     if (root < 0 || root >= c->size)
         return 1;
-    hmpi_coll_layout_t sl = {0}, one = {0}, rl = {0};
+    hmpi_layout_t sl = {0}, one = {0}, rl = {0};
     int me_root = c->rank == root;
-    if (me_root && (scount < 0 || hmpi_coll_layout(stype, scount, &sl) != MPI_SUCCESS ||
-                    hmpi_coll_layout(stype, 1, &one) != MPI_SUCCESS))
+    if (me_root && (scount < 0 || hmpi_layout_get(stype, scount, &sl) != MPI_SUCCESS ||
+                    hmpi_layout_get(stype, 1, &one) != MPI_SUCCESS))
         return 1;
     if (me_root && recvbuf == MPI_IN_PLACE) {
         rl = sl;
-    } else if (rcount < 0 || hmpi_coll_layout(rtype, rcount, &rl) != MPI_SUCCESS) {
+    } else if (rcount < 0 || hmpi_layout_get(rtype, rcount, &rl) != MPI_SUCCESS) {
         return 1;
     }
     if (!block_ok(c, rl.size))

@@ -26,7 +26,7 @@ void hmpi_coll_slice(int count, int n, int i, MPI_Aint extent, MPI_Aint *first_p
     *m_p = (int)(hi - lo);
 }
 
-void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_coll_layout_t *l,
+void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_layout_t *l,
                            size_t align)
 {
     const void *from = hmpi_coll_at(in, l->lo);
@@ -54,7 +54,7 @@ void hmpi_coll_inputs_free(const void **x, const void **stack)
 }
 
 int hmpi_coll_expose_input(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, const void *in,
-                           const hmpi_coll_layout_t *l, size_t extra, void **extra_p)
+                           const hmpi_layout_t *l, size_t extra, void **extra_p)
 {
     int direct = l->span > 0 && hmpi_heap_is_shared_range(hmpi_coll_at(in, l->lo), l->span);
     size_t need = extra + (direct ? 0 : hmpi_coll_room(l->span, 64));
@@ -79,10 +79,10 @@ int hmpi_coll_expose_input(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h,
 int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype type, MPI_Op op, int root)
 {
-    hmpi_coll_layout_t one, l;
-    int err = hmpi_coll_layout(type, 1, &one);
+    hmpi_layout_t one, l;
+    int err = hmpi_layout_get(type, 1, &one);
     if (err == MPI_SUCCESS)
-        err = hmpi_coll_layout(type, count, &l);
+        err = hmpi_layout_get(type, count, &l);
     if (err != MPI_SUCCESS)
         return err;
     int me = t->ep.me, commute = hmpi_coll_commutative(op);
@@ -158,8 +158,8 @@ static int reduce_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf,
     int leader = t->ep.me == 0, err;
     const void *in = (c->rank == root && sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
     void *tmp = NULL, *tmp2 = NULL, *node_res = NULL, *out = NULL;
-    hmpi_coll_layout_t l;
-    if ((err = hmpi_coll_layout(type, count, &l)) != MPI_SUCCESS)
+    hmpi_layout_t l;
+    if ((err = hmpi_layout_get(type, count, &l)) != MPI_SUCCESS)
         return err;
     if (leader) {
         tmp = hmpi_coll_alloc(l.span);
@@ -194,8 +194,8 @@ static int below_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     if (sendbuf == MPI_IN_PLACE && root != 0 && count > 0 &&
         PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
         PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank == root) {
-        hmpi_coll_layout_t l;
-        int err = hmpi_coll_layout(type, count, &l);
+        hmpi_layout_t l;
+        int err = hmpi_layout_get(type, count, &l);
         if (err != MPI_SUCCESS)
             return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
         void *tmp = hmpi_coll_alloc(l.span), *in = hmpi_coll_at(tmp, -l.lo);
@@ -280,10 +280,10 @@ static int allreduce_small_basic(hmpi_coll_team_t *t, const void *sendbuf, void 
 static int allreduce_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype type, MPI_Op op)
 {
-    hmpi_coll_layout_t one, l;
-    int err = hmpi_coll_layout(type, 1, &one);
+    hmpi_layout_t one, l;
+    int err = hmpi_layout_get(type, 1, &one);
     if (err == MPI_SUCCESS)
-        err = hmpi_coll_layout(type, count, &l);
+        err = hmpi_layout_get(type, count, &l);
     if (err != MPI_SUCCESS)
         return err;
     int me = t->ep.me, commute = hmpi_coll_commutative(op);
@@ -339,7 +339,7 @@ static int allreduce_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
         if (m == 0)
             continue;
         const void *from = (const void *)(uintptr_t)hmpi_coll_half(t, j, e)->aux;
-        hmpi_coll_layout_t lm = hmpi_coll_layout_n(&one, m);
+        hmpi_layout_t lm = hmpi_layout_n(&one, m);
         MPI_Aint off = first * one.extent;
         err = hmpi_coll_copy_typed(hmpi_coll_at(recvbuf, off), hmpi_coll_at(from, off), m, type,
                                    &lm);
