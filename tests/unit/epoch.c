@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { MAX_N = 8, HALF = 64, ITERS = 3000, PROC_N = 3 };
+enum { MAX_N = 8, HALF = 64, ITERS = 1000, PROC_N = 3 };
 
 /* A half: the state word, then the owner's data. */
 typedef struct {
