@@ -31,16 +31,16 @@ static void *side_buf(const side_t *s, int i)
     return hmpi_coll_at(s->buf, d * s->extent);
 }
 
-static int side_layout(const side_t *s, int i, hmpi_coll_layout_t *l)
+static int side_layout(const side_t *s, int i, hmpi_layout_t *l)
 {
-    return hmpi_coll_layout(side_type(s, i), side_count(s, i), l);
+    return hmpi_layout_get(side_type(s, i), side_count(s, i), l);
 }
 
 static int side_check(side_t *s, int n)
 {
-    hmpi_coll_layout_t l;
+    hmpi_layout_t l;
     if (!s->types) {
-        int err = hmpi_coll_layout(s->type, 1, &l);
+        int err = hmpi_layout_get(s->type, 1, &l);
         if (err != MPI_SUCCESS)
             return err;
         s->extent = l.extent;
@@ -58,11 +58,11 @@ static int side_check(side_t *s, int n)
 static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, const side_t *sd,
                          int inplace, int *err_p)
 {
-    int n = t->n, me = t->me, any_direct = 0;
+    int n = t->ep.n, me = t->ep.me, any_direct = 0;
     size_t total = 0, staged = 0, tb = sizeof(hmpi_coll_blk_t) * (size_t)n;
     int uniform = !sd->counts && !sd->types && !inplace;
     for (int i = 0; i < n; i++) {
-        hmpi_coll_layout_t l;
+        hmpi_layout_t l;
         side_layout(sd, i, &l);
         if (i == me)
             continue;
@@ -76,7 +76,7 @@ static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, c
     /* Everybody reads everybody's blocks anyway: where they lie, when they all can be. */
     if (uniform && n > 1) {
         /* alltoall from a heap buffer: block i at addr + i * aux, no table */
-        hmpi_coll_layout_t l;
+        hmpi_layout_t l;
         side_layout(sd, 0, &l);
         h->addr = (uintptr_t)hmpi_coll_at(sd->buf, l.lo);
         h->bytes = l.size;
@@ -95,7 +95,7 @@ static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, c
         hmpi_stat_add(HMPI_STAT_coll_staged_bytes, staged);
     }
     for (int i = 0; i < n; i++) {
-        hmpi_coll_layout_t l;
+        hmpi_layout_t l;
         side_layout(sd, i, &l);
         void *b = side_buf(sd, i);
         if (i == me) {
@@ -117,7 +117,7 @@ static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, c
 
 static int alltoall_team(hmpi_coll_team_t *t, side_t *sd, side_t *rv, int inplace)
 {
-    int n = t->n, me = t->me, err;
+    int n = t->ep.n, me = t->ep.me, err;
     if ((err = side_check(rv, n)) != MPI_SUCCESS ||
         (!inplace && (err = side_check(sd, n)) != MPI_SUCCESS))
         return err;
@@ -131,7 +131,7 @@ static int alltoall_team(hmpi_coll_team_t *t, side_t *sd, side_t *rv, int inplac
         int i = (me + k) % n;
         hmpi_coll_wait(t, i, e, HMPI_COLL_ARRIVED);
         hmpi_coll_blk_t b = hmpi_coll_blk(hmpi_coll_half(t, i, e), me);
-        hmpi_coll_layout_t rl;
+        hmpi_layout_t rl;
         side_layout(rv, i, &rl);
         int err2 = hmpi_coll_unpack(side_buf(rv, i), side_count(rv, i), side_type(rv, i), &rl,
                                     (const void *)(uintptr_t)b.addr, b.bytes);
@@ -142,7 +142,7 @@ static int alltoall_team(hmpi_coll_team_t *t, side_t *sd, side_t *rv, int inplac
     /* our own block last, after DONE: it touches no peer's memory, and the peers whose
      * buffers we read may go on meanwhile */
     if (!inplace) {
-        hmpi_coll_layout_t sl, rl;
+        hmpi_layout_t sl, rl;
         side_layout(sd, me, &sl);
         side_layout(rv, me, &rl);
         int err2 = hmpi_coll_move(side_buf(rv, me), side_count(rv, me), side_type(rv, me), &rl,

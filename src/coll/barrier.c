@@ -11,11 +11,11 @@
 
 int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
 {
-    if (t->n > t->flat_max)
+    if (t->ep.n > t->flat_max)
         return hmpi_coll_tree_fence(t, between, arg);
     int err = MPI_SUCCESS;
     uint64_t e = hmpi_coll_begin(t);
-    if (t->me == 0) {
+    if (t->ep.me == 0) {
         hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
         if (between)
             err = between(arg);
@@ -31,11 +31,11 @@ int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
 
 static void team_barrier(hmpi_coll_team_t *t)
 {
-    if (t->line) {
+    if (t->line.line) {
         hmpi_coll_line_meet(t, NULL, 0);
         return;
     }
-    if (t->n > t->flat_max) {
+    if (t->ep.n > t->flat_max) {
         hmpi_coll_tree_fence(t, NULL, NULL);
         return;
     }

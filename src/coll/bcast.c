@@ -45,14 +45,14 @@ static void share_copy(share_t *sh, unsigned char *dst, const unsigned char *src
 static void root_help(hmpi_coll_team_t *t, uint64_t e, const unsigned char *src, size_t bytes,
                       int only)
 {
-    for (int k = 1; k < t->n; k++) {
-        int r = (t->me + k) % t->n;
+    for (int k = 1; k < t->ep.n; k++) {
+        int r = (t->ep.me + k) % t->ep.n;
         if (only >= 0 && r != only)
             continue;
         hmpi_coll_wait(t, r, e, HMPI_COLL_MID);
         hmpi_coll_half_t *hr = hmpi_coll_half(t, r, e);
         if (atomic_load_explicit(&hr->state, memory_order_acquire) !=
-            hmpi_coll_state(e, HMPI_COLL_MID))
+            hmpi_epoch_state(e, HMPI_COLL_MID))
             continue;
         /* The reader's destination is read once and must lie in the heap: a corrupted
          * slot makes the root skip helping (the reader copies alone), never write astray. */
@@ -64,14 +64,14 @@ static void root_help(hmpi_coll_team_t *t, uint64_t e, const unsigned char *src,
 
 /* A small broadcast through the root's ring (coll.h): the root may run ahead. */
 static int ring_root(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
-                     const hmpi_coll_layout_t *l)
+                     const hmpi_layout_t *l)
 {
-    if (t->seen_done + HMPI_COLL_RING < e) { /* entry e % RING may still be read */
+    if (t->ep.seen_done + HMPI_COLL_RING < e) { /* entry e % RING may still be read */
         hmpi_coll_seen_scan(t);
-        if (t->seen_done + HMPI_COLL_RING < e)
+        if (t->ep.seen_done + HMPI_COLL_RING < e)
             hmpi_coll_wait_done(t, e - HMPI_COLL_RING);
     }
-    hmpi_coll_ring_t *r = hmpi_coll_ring(t, t->me, e);
+    hmpi_coll_ring_t *r = hmpi_coll_ring(t, t->ep.me, e);
     int err = hmpi_coll_pack(r->data, buf, count, type, l);
     r->bytes = l->size;
     atomic_store_explicit(&r->seq, e, memory_order_release);
@@ -81,7 +81,7 @@ static int ring_root(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
 
 /* A reader's side of ring_root: copies entry r of epoch e. */
 static int ring_read(hmpi_coll_team_t *t, uint64_t e, const hmpi_coll_ring_t *r, void *buf,
-                     int count, MPI_Datatype type, const hmpi_coll_layout_t *l)
+                     int count, MPI_Datatype type, const hmpi_layout_t *l)
 {
     int err = MPI_SUCCESS;
     if (r->bytes > l->size)
@@ -96,7 +96,7 @@ static int ring_read(hmpi_coll_team_t *t, uint64_t e, const hmpi_coll_ring_t *r,
 
 /* The root publishes addr, bytes and progress (bytes readable so far); see coll.h. */
 static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
-                     const hmpi_coll_layout_t *l, int only)
+                     const hmpi_layout_t *l, int only)
 {
     hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
     int err = MPI_SUCCESS;
@@ -156,11 +156,11 @@ static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
 }
 
 static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
-                       const hmpi_coll_layout_t *l, int root, int only)
+                       const hmpi_layout_t *l, int root, int only)
 {
     const hmpi_coll_ring_t *r = hmpi_coll_ring(t, root, e);
     hmpi_coll_half_t *h = hmpi_coll_half(t, root, e);
-    uint64_t arrived = hmpi_coll_state(e, HMPI_COLL_ARRIVED);
+    uint64_t arrived = hmpi_epoch_state(e, HMPI_COLL_ARRIVED);
     if (only < 0 && l->size <= HMPI_COLL_RING_BYTES) {
         /* most likely the ring: watch its entry, and the root's state in case it used
          * its slot (a larger count than ours: truncation) */
@@ -215,16 +215,16 @@ static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MP
 int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype type,
                          int root, int only)
 {
-    hmpi_coll_layout_t l;
-    int err = hmpi_coll_layout(type, count, &l);
+    hmpi_layout_t l;
+    int err = hmpi_layout_get(type, count, &l);
     if (err != MPI_SUCCESS)
         return err;
     uint64_t e = hmpi_coll_begin(t);
-    if (l.size == 0 || (only >= 0 && t->me != root && t->me != only)) {
+    if (l.size == 0 || (only >= 0 && t->ep.me != root && t->ep.me != only)) {
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return MPI_SUCCESS;
     }
-    if (t->me == root)
+    if (t->ep.me == root)
         return only < 0 && l.size <= HMPI_COLL_RING_BYTES
                    ? ring_root(t, e, buf, count, type, &l)
                    : root_side(t, e, buf, count, type, &l, only);
@@ -253,10 +253,10 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     int lroot = c->local_of[root] >= 0 ? hmpi_coll_member(t, root) : -1;
     if (lroot >= 0) {
         err = hmpi_coll_team_bcast(t, buf, count, type, lroot, -1);
-        if (t->me == 0 && err == MPI_SUCCESS)
+        if (t->ep.me == 0 && err == MPI_SUCCESS)
             err = PMPI_Bcast(buf, count, type, s->leader_of[root], s->leaders);
     } else {
-        if (t->me == 0)
+        if (t->ep.me == 0)
             err = PMPI_Bcast(buf, count, type, s->leader_of[root], s->leaders);
         int err2 = hmpi_coll_team_bcast(t, buf, count, type, 0, -1);
         err = err != MPI_SUCCESS ? err : err2;

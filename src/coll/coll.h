@@ -12,6 +12,8 @@
 #include "../core/op.h"
 #include "../common/stats.h"
 #include "../shm/ctrl.h"
+#include "../shm/epoch.h"
+#include "../shm/meet.h"
 #include "../shm/wait.h"
 
 #include <mpi.h>
@@ -26,56 +28,40 @@
  *
  * Every member of a team owns one slot in its own slice of the shared heap (so the
  * address is the same in every local rank: the pointers below are valid everywhere).
- * Only the owner writes its slot; any member reads it. A slot has two halves, used by
- * even and odd epochs. An epoch is one collective call on the team: every member
- * counts the calls itself (t->epoch), and all members see the same sequence because
- * MPI requires collectives to be called in the same order on a communicator.
- *
- * half.state = (epoch << 2) | phase, stored by the owner with release, loaded by
- * readers with acquire, and monotone within a half. Phases:
+ * Only the owner writes its slot; any member reads it. The slots are epoch halves
+ * (src/shm/epoch.h: the states, the phases and the claims): an epoch is one collective
+ * call on the team, and MPI requires collectives to be called in the same order on a
+ * communicator, so every member counts them alike. In a collective:
  *   ARRIVED  the owner published its fields (addr, bytes, table, aux, progress and the
- *            inline data) for this epoch; they stay valid until the owner begins the
- *            epoch after next in the same half.
+ *            inline data) for this epoch.
  *   MID      the owner finished the first step of a two-step algorithm (sliced
  *            allreduce: its result slice is complete; a bcast reader: it published
  *            its destination and a chunk counter the root may help with, bcast.c).
- *   DONE     the owner will not touch other members' memory for this epoch again.
- *            Publishing anything of epoch e+1 implies DONE(e): an epoch nobody waits
- *            DONE of (the small allreduce) ends at ARRIVED, which saves the store, and
- *            the claims below accept either sign.
- * A reader of member i's fields for epoch e first waits for state_i >= ARRIVED(e)
- * (acquire), which orders the owner's plain stores of the fields before its reads.
- * Any state >= X counts as X: the next epochs only ever raise the value.
+ *   DONE     the owner will not touch other members' memory for this epoch again. An
+ *            epoch nobody waits DONE of (the small allreduce) ends at ARRIVED, which
+ *            saves the store.
  *
- * Reuse (a fast rank must not overwrite what a slow rank still reads):
- *  - claim_inline: before writing half (e & 1) for epoch e, the owner makes sure every
- *    member has finished epoch e-2 (the previous user of that half): t->seen_done is
- *    the last epoch this rank knows every member has finished, raised by every
- *    all-member wait (all >= ARRIVED(e) means all finished e-1), and checked only
- *    when it is too old. Consecutive collectives that wait for everybody never load a
- *    peer's line to claim.
+ * Reuse beyond the halves' claim (hmpi_coll_claim):
  *  - claim_full: the scratch buffer is not doubled, so writing it needs every member
  *    to have finished the epoch it was last used in (hmpi_coll_scratch).
  *  - a member whose user buffer is read or written by others (published by address)
  *    waits for those readers to reach DONE(e) before it returns; data copied into its
  *    slot or scratch needs no such wait (the claims protect it).
- * So a member is at most two epochs ahead of the slowest reader of its slot.
  *
  * Memory held outside the slot (scratch, staged copies) belongs to its owner and is
  * freed only by it. A communicator's team is torn down after a barrier of the MPI
  * below on it (hmpi_coll_comm_free), when nobody reads any slot any more.
  */
-enum { HMPI_COLL_ARRIVED = 1, HMPI_COLL_MID = 2, HMPI_COLL_DONE = 3 };
-
-static inline uint64_t hmpi_coll_state(uint64_t epoch, int phase)
-{
-    return (epoch << 2) | (uint64_t)phase;
-}
+enum {
+    HMPI_COLL_ARRIVED = HMPI_EPOCH_ARRIVED,
+    HMPI_COLL_MID = HMPI_EPOCH_MID,
+    HMPI_COLL_DONE = HMPI_EPOCH_DONE
+};
 
 /* One half of a slot: a header line, then `cap` bytes of inline data (of which the
  * first 16 share the header's line, so a tiny payload costs one miss). */
 typedef struct {
-    alignas(HMPI_CACHE_LINE) _Atomic uint64_t state;
+    alignas(HMPI_CACHE_LINE) _Atomic uint64_t state; /* the epoch word (shm/epoch.h) */
     _Atomic uint64_t progress; /* bytes of addr readable so far (pipelined staging) */
     uint64_t addr;             /* the published data (a user buffer in the heap, or staged) */
     uint64_t bytes;            /* its length */
@@ -85,6 +71,7 @@ typedef struct {
 } hmpi_coll_half_t;
 
 static_assert(sizeof(hmpi_coll_half_t) == HMPI_CACHE_LINE, "one header line");
+static_assert(offsetof(hmpi_coll_half_t, state) == 0, "the epoch word first");
 static_assert(offsetof(hmpi_coll_half_t, data) == 48, "inline data in the header line");
 
 /* A published block: bytes at addr (one address in every local rank). */
@@ -97,20 +84,15 @@ enum { HMPI_COLL_RADIX_MAX = 32 };
 
 /* This rank's view of its team. Private memory. */
 typedef struct {
-    int n, me;                /* members, and this rank's index (ordered by comm rank) */
+    hmpi_epoch_t ep;          /* members (ep.n; this rank ep.me, ordered by comm rank), their
+                                 slots, the collectives begun (ep.epoch) */
     size_t cap;               /* inline bytes in every member's half (the team minimum) */
-    size_t half_stride;       /* bytes from half 0 to half 1 of a slot */
-    uint64_t epoch;           /* collectives begun */
-    uint64_t seen_done;       /* every member has finished this epoch */
-    unsigned char **slot;     /* [n] every member's slot */
     int *rank_of;             /* [n] comm rank of each member */
     void *scratch;            /* this rank's shared scratch (grows, kept) */
     size_t scratch_len;
     uint64_t scratch_used;    /* the last epoch it was handed out in (0: never) */
-    unsigned char *line;      /* the team's meeting line (in member 0's slot), or NULL */
-    size_t line_stride;       /* bytes of each member's entry in it */
-    size_t line_cap;          /* bytes of each of the entry's two data areas */
-    uint64_t line_seq;        /* meetings begun */
+    hmpi_meet_t line;         /* the team's meeting line (in member 0's slot); line.line is
+                                 NULL when it has none */
     int flat_max;             /* HMPI_COLL_FLAT_MAX, the smallest of all members' */
     int tree_parent;          /* the tree of radix HMPI_COLL_RADIX (tree.c): -1 at member 0 */
     int tree_nkids;
@@ -144,128 +126,86 @@ hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p);
 /* The member index of comm rank r (which must be on this node). */
 static inline int hmpi_coll_member(const hmpi_coll_team_t *t, int r)
 {
-    for (int i = 0; i < t->n; i++)
+    for (int i = 0; i < t->ep.n; i++)
         if (t->rank_of[i] == r)
             return i;
     return -1;
 }
 
-/* ---- epochs, claims and waits --------------------------------------------------------- */
+/* ---- epochs, claims and waits (shm/epoch.h, counted as the collectives' waits) ----------- */
 
 static inline hmpi_coll_half_t *hmpi_coll_half(const hmpi_coll_team_t *t, int i, uint64_t e)
 {
-    return (hmpi_coll_half_t *)(t->slot[i] + (e & 1) * t->half_stride);
+    return (hmpi_coll_half_t *)hmpi_epoch_half(&t->ep, i, e);
 }
 
-static inline uint64_t hmpi_coll_begin(hmpi_coll_team_t *t)
+static inline uint64_t hmpi_coll_begin(hmpi_coll_team_t *t) { return hmpi_epoch_begin(&t->ep); }
+
+/* Waits until the monotone word reaches want (a chunk counter, a progress mark). */
+static inline void hmpi_coll_wait_slow(const _Atomic uint64_t *word, uint64_t want)
 {
-    /* Nobody finished an epoch this rank has not begun. */
-    HMPI_ASSERT_INTERNAL(t->seen_done <= t->epoch);
-    return ++t->epoch;
+    hmpi_epoch_wait_word(word, want, HMPI_WAIT_COLL);
 }
-
-void hmpi_coll_wait_slow(const _Atomic uint64_t *word, uint64_t want);
 
 /* Waits until member i has reached phase of epoch e; acquire. */
 static inline void hmpi_coll_wait(const hmpi_coll_team_t *t, int i, uint64_t e, int phase)
 {
-    hmpi_coll_half_t *h = hmpi_coll_half(t, i, e);
-    uint64_t want = hmpi_coll_state(e, phase);
-    if (atomic_load_explicit(&h->state, memory_order_acquire) < want)
-        hmpi_coll_wait_slow(&h->state, want);
+    hmpi_epoch_wait(&t->ep, i, e, phase, HMPI_WAIT_COLL);
 }
 
 /* Waits for members [lo, hi) other than this rank. */
 static inline void hmpi_coll_wait_range(hmpi_coll_team_t *t, int lo, int hi, uint64_t e, int phase)
 {
-    for (int i = lo; i < hi; i++)
-        if (i != t->me)
-            hmpi_coll_wait(t, i, e, phase);
+    hmpi_epoch_wait_range(&t->ep, lo, hi, e, phase, HMPI_WAIT_COLL);
 }
 
-/* Waits for every other member (raises seen_done accordingly: everybody reached e, so
- * everybody finished e-1, and e itself when the phase is DONE). */
+/* Waits for every other member (raises ep.seen_done). */
 static inline void hmpi_coll_wait_all(hmpi_coll_team_t *t, uint64_t e, int phase)
 {
-    hmpi_coll_wait_range(t, 0, t->n, e, phase);
-    uint64_t done = phase == HMPI_COLL_DONE ? e : e - 1;
-    if (t->seen_done < done)
-        t->seen_done = done;
+    hmpi_epoch_wait_all(&t->ep, e, phase, HMPI_WAIT_COLL);
 }
 
 static inline void hmpi_coll_publish(hmpi_coll_team_t *t, uint64_t e, int phase)
 {
-    /* Only for an epoch this rank has begun: a state never runs ahead of its owner. */
-    HMPI_ASSERT_INTERNAL(e >= 1 && e <= t->epoch);
-    atomic_store_explicit(&hmpi_coll_half(t, t->me, e)->state, hmpi_coll_state(e, phase),
-                          memory_order_release);
-    hmpi_wait_wake_all(); /* members that wait for it may sleep (shm/wait.h) */
+    hmpi_epoch_publish(&t->ep, e, phase);
 }
 
-/* ---- the meeting line -----------------------------------------------------------------
- *
- * A team of 2 to HMPI_COLL_LINE_MAX members (the smallest value any member has) also
- * meets in one cache line at the end of member 0's slot, for a barrier and for an
- * allreduce of at most line_cap bytes. Each member owns an entry of line_stride bytes:
- * two data areas of line_cap bytes (for odd and even meetings), then a word. Meeting L
- * (t->line_seq, counted by every member alike, apart from the epochs) writes area L & 1,
- * then stores L in the word (release); every member waits for every word to reach L
- * (acquire). On two cores writers sharing one line meet in about 110 ns, against
- * 160-180 with a line per meeting parity and 200-260 with a line per member (C loops).
- * Reuse: a member writing area L & 1 at meeting L saw everybody enter meeting L-1, so
- * everybody is done reading meeting L-2's data. The words only grow.
- * Entering a meeting means having returned from every earlier collective on the team,
- * so a finished meeting also tells that every member finished epoch t->epoch. */
-static inline _Atomic uint64_t *hmpi_coll_line_word(const hmpi_coll_team_t *t, int i)
+/* The meeting line (shm/meet.h): a team of 2 to HMPI_COLL_LINE_MAX members (the smallest
+ * value any member has) also meets in one cache line at the end of member 0's slot, for
+ * a barrier and for an allreduce of at most line.cap bytes. Entering a meeting means
+ * having returned from every earlier collective on the team, so a finished meeting also
+ * tells that every member finished epoch ep.epoch. Returns the meeting's number for
+ * hmpi_coll_line_data. */
+static inline uint64_t hmpi_coll_line_meet(hmpi_coll_team_t *t, const void *data, size_t bytes)
 {
-    return (_Atomic uint64_t *)(t->line + (size_t)(i + 1) * t->line_stride - sizeof(uint64_t));
+    uint64_t l = hmpi_meet(&t->line, data, bytes, HMPI_WAIT_COLL);
+    t->ep.seen_done = t->ep.epoch;
+    return l;
 }
 
 /* Member i's data of meeting l. */
 static inline unsigned char *hmpi_coll_line_data(const hmpi_coll_team_t *t, int i, uint64_t l)
 {
-    return t->line + (size_t)i * t->line_stride + (l & 1) * t->line_cap;
+    return hmpi_meet_data(&t->line, i, l);
 }
 
-/* Meets the team with `bytes` (at most line_cap, may be 0) of data; returns the meeting's
- * number for hmpi_coll_line_data, valid until this member's next meeting. */
-static inline uint64_t hmpi_coll_line_meet(hmpi_coll_team_t *t, const void *data, size_t bytes)
+/* Waits until every member finished epoch e; then ep.seen_done >= e. */
+static inline void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e)
 {
-    uint64_t l = ++t->line_seq;
-    if (bytes)
-        memcpy(hmpi_coll_line_data(t, t->me, l), data, bytes);
-    atomic_store_explicit(hmpi_coll_line_word(t, t->me), l, memory_order_release);
-    hmpi_wait_wake_all();
-    for (int i = 0; i < t->n; i++) {
-        _Atomic uint64_t *w = hmpi_coll_line_word(t, i);
-        if (i != t->me && atomic_load_explicit(w, memory_order_acquire) < l)
-            hmpi_coll_wait_slow(w, l);
-    }
-    t->seen_done = t->epoch;
-    return l;
+    hmpi_epoch_wait_done(&t->ep, e, HMPI_WAIT_COLL);
 }
 
-/* Waits until every member finished epoch e (DONE(e), or any state of e+1); then
- * seen_done >= e. */
-void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e);
-
-/* Raises seen_done as far as every member's halves show now, without waiting: O(n)
+/* Raises ep.seen_done as far as every member's halves show now, without waiting: O(n)
  * loads, for a caller that can run ahead further than two epochs (the ring below). */
 void hmpi_coll_seen_scan(hmpi_coll_team_t *t);
 
 /* This rank saw every member reach epoch e (ARRIVED): they all finished e-1. */
-static inline void hmpi_coll_seen(hmpi_coll_team_t *t, uint64_t e)
-{
-    if (t->seen_done < e - 1)
-        t->seen_done = e - 1;
-}
+static inline void hmpi_coll_seen(hmpi_coll_team_t *t, uint64_t e) { hmpi_epoch_seen(&t->ep, e); }
 
 /* Before writing this rank's half of epoch e. Returns the half. */
 static inline hmpi_coll_half_t *hmpi_coll_claim(hmpi_coll_team_t *t, uint64_t e)
 {
-    if (e >= 2 && t->seen_done < e - 2)
-        hmpi_coll_wait_done(t, e - 2);
-    return hmpi_coll_half(t, t->me, e);
+    return (hmpi_coll_half_t *)hmpi_epoch_claim(&t->ep, e, HMPI_WAIT_COLL);
 }
 
 /* ---- the broadcast ring --------------------------------------------------------------
@@ -275,10 +215,10 @@ static inline hmpi_coll_half_t *hmpi_coll_claim(hmpi_coll_team_t *t, uint64_t e)
  * e % RING (its data and bytes, then seq = e with release) and publishes DONE(e), so a
  * root runs up to RING epochs ahead of its slowest reader instead of two: on shared
  * cores a reader then takes in many broadcasts each time it runs. Reuse: before writing
- * entry e % RING the root knows every member finished e - RING (seen_done, raised by a
- * look at every member's state when it is too old, hmpi_coll_seen_scan, so the look is
- * paid about once per RING broadcasts). A reader tells the ring from the slot by seq:
- * seq == e exactly when the root used the ring for e (stored before its DONE(e)). */
+ * entry e % RING the root knows every member finished e - RING (ep.seen_done, raised by
+ * a look at every member's state when it is too old, hmpi_coll_seen_scan, so the look
+ * is paid about once per RING broadcasts). A reader tells the ring from the slot by
+ * seq: seq == e exactly when the root used the ring for e (stored before its DONE(e)). */
 enum { HMPI_COLL_RING = 32, HMPI_COLL_RING_BYTES = 48 };
 
 typedef struct {
@@ -289,10 +229,10 @@ typedef struct {
 
 static_assert(sizeof(hmpi_coll_ring_t) == HMPI_CACHE_LINE, "one line per entry");
 
-/* Member i's ring entry for epoch e. */
+/* Member i's ring entry for epoch e: after the two halves and the meeting line. */
 static inline hmpi_coll_ring_t *hmpi_coll_ring(const hmpi_coll_team_t *t, int i, uint64_t e)
 {
-    return (hmpi_coll_ring_t *)(t->slot[i] + 2 * t->half_stride + HMPI_CACHE_LINE) +
+    return (hmpi_coll_ring_t *)(t->ep.slot[i] + 2 * t->ep.stride + HMPI_CACHE_LINE) +
            e % HMPI_COLL_RING;
 }
 
@@ -306,20 +246,7 @@ void *hmpi_coll_alloc(size_t n);
 
 /* ---- typed data ------------------------------------------------------------------------ */
 
-/* count elements of a datatype, as the collectives move them. */
-typedef struct {
-    size_t size;       /* bytes of data (packed) */
-    MPI_Aint extent;   /* stride between elements */
-    MPI_Aint lo;       /* the data lies in [buf + lo, buf + lo + span) */
-    size_t span;
-    int contig;        /* the data is exactly that span: memcpy moves it */
-} hmpi_coll_layout_t;
-
-/* Fills *l for count elements of type. Returns MPI_SUCCESS or an MPI error class. */
-int hmpi_coll_layout(MPI_Datatype type, int count, hmpi_coll_layout_t *l);
-
-/* The layout of m elements, from the layout of one. */
-hmpi_coll_layout_t hmpi_coll_layout_n(const hmpi_coll_layout_t *one, int m);
+/* Layouts are core/datatype.h's hmpi_layout_t (hmpi_layout_get, hmpi_layout_n). */
 
 static inline void *hmpi_coll_at(const void *buf, MPI_Aint off)
 {
@@ -328,23 +255,23 @@ static inline void *hmpi_coll_at(const void *buf, MPI_Aint off)
 
 /* True when the data of (buf, l) lies in the shared heap and is one contiguous run:
  * peers may then read or write it at its address. */
-static inline int hmpi_coll_direct(const void *buf, const hmpi_coll_layout_t *l)
+static inline int hmpi_coll_direct(const void *buf, const hmpi_layout_t *l)
 {
     return l->contig && l->size > 0 && hmpi_heap_is_shared_range(hmpi_coll_at(buf, l->lo), l->size);
 }
 
 /* Packs count elements at buf into contiguous bytes at dst (memcpy when contiguous). */
 int hmpi_coll_pack(void *dst, const void *buf, int count, MPI_Datatype type,
-                   const hmpi_coll_layout_t *l);
+                   const hmpi_layout_t *l);
 /* Unpacks bytes at src into count elements at buf (at most the elements' size). */
-int hmpi_coll_unpack(void *buf, int count, MPI_Datatype type, const hmpi_coll_layout_t *l,
+int hmpi_coll_unpack(void *buf, int count, MPI_Datatype type, const hmpi_layout_t *l,
                      const void *src, size_t bytes);
 /* Moves (src, scount, stype) to (dst, rcount, rtype): one rank, two layouts. */
-int hmpi_coll_move(void *dst, int rcount, MPI_Datatype rtype, const hmpi_coll_layout_t *rl,
-                   const void *src, int scount, MPI_Datatype stype, const hmpi_coll_layout_t *sl);
+int hmpi_coll_move(void *dst, int rcount, MPI_Datatype rtype, const hmpi_layout_t *rl,
+                   const void *src, int scount, MPI_Datatype stype, const hmpi_layout_t *sl);
 /* Copies count elements of one type from src to dst, both in that type's layout. */
 int hmpi_coll_copy_typed(void *dst, const void *src, int count, MPI_Datatype type,
-                         const hmpi_coll_layout_t *l);
+                         const hmpi_layout_t *l);
 
 /* A bump allocator over an area (inline data of a half, or the scratch). */
 typedef struct {
@@ -397,7 +324,7 @@ int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
 
 /* ---- the tree (tree.c), for teams of more than flat_max members ------------------------ */
 
-/* Member t->me's parent and children in the tree of radix k (2 to HMPI_COLL_RADIX_MAX). */
+/* Member ep.me's parent and children in the tree of radix k (2 to HMPI_COLL_RADIX_MAX). */
 void hmpi_coll_tree_shape(hmpi_coll_team_t *t, int k);
 /* hmpi_coll_team_fence through the tree. */
 int hmpi_coll_tree_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg);
@@ -415,21 +342,21 @@ int hmpi_coll_commutative(MPI_Op op);
  * for the elements [first, first + count), with bases x[i] in the type's layout; x[self]
  * may alias dst (then dst is read before it is written). */
 int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI_Aint first,
-                           int count, MPI_Datatype type, MPI_Op op,
-                           const hmpi_coll_layout_t *one, int commute);
+                           int count, MPI_Datatype type, MPI_Op op, const hmpi_layout_t *one,
+                           int commute);
 
 /* Reduction support (reduce.c). Inputs are published by their base (the type's layout
  * from there), in half.addr. */
 enum { HMPI_COLL_STACK_INPUTS = 64 };
 /* Copies the span of (in, l) into area a keeping its alignment modulo align; returns the
  * base to publish (staged - lo), or NULL when it does not fit. */
-void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_coll_layout_t *l,
+void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_layout_t *l,
                            size_t align);
 /* Publishes in as this member's input (half.addr): itself when its span lies in the
  * shared heap (returns 1: peers read the user's buffer), else a staged copy in the
  * scratch, after `extra` bytes kept for the caller (*extra_p gets them, 64-aligned). */
 int hmpi_coll_expose_input(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, const void *in,
-                           const hmpi_coll_layout_t *l, size_t extra, void **extra_p);
+                           const hmpi_layout_t *l, size_t extra, void **extra_p);
 /* The inputs of every member for epoch e (stack holds HMPI_COLL_STACK_INPUTS). */
 const void **hmpi_coll_inputs(hmpi_coll_team_t *t, uint64_t e, const void **stack);
 void hmpi_coll_inputs_free(const void **x, const void **stack);

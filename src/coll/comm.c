@@ -1,8 +1,7 @@
 /* comm.c: the collective state of a communicator: made at its first collective call
  * (one allgather of slot addresses over it, plus the leaders' communicator when it
- * spans nodes), torn down when it is freed; the waits and claims of the slot protocol
- * (coll.h) and the scratch buffer. Every wait here makes point-to-point progress and
- * backs off: tests run 8 ranks on 2 cores. */
+ * spans nodes), torn down when it is freed; the scratch buffer. The waits and claims
+ * of the slot protocol are shm/epoch.h's (coll.h). */
 #include "coll.h"
 #include "../common/knobs.h"
 #include "../common/log.h"
@@ -15,51 +14,18 @@
 
 int hmpi_coll_finalizing;
 
-/* ---- waits ---------------------------------------------------------------------------- */
-
-void hmpi_coll_wait_slow(const _Atomic uint64_t *word, uint64_t want)
-{
-    hmpi_backoff_t b = {0};
-    while (atomic_load_explicit(word, memory_order_acquire) < want)
-        hmpi_wait_step(&b, 0); /* local peers' messages still move (one may be blocked in
-                                * a synchronous send to us before it enters this) */
-    hmpi_wait_end(&b, HMPI_WAIT_COLL);
-}
-
-/* Member i finished epoch k when it reached DONE(k), or anything of epoch k+1 (a member
- * may end an epoch without DONE when nobody waits for it: the small allreduce). */
-static int finished(const hmpi_coll_team_t *t, int i, uint64_t k)
-{
-    return atomic_load_explicit(&hmpi_coll_half(t, i, k)->state, memory_order_acquire) >=
-               hmpi_coll_state(k, HMPI_COLL_DONE) ||
-           atomic_load_explicit(&hmpi_coll_half(t, i, k + 1)->state, memory_order_acquire) >=
-               hmpi_coll_state(k + 1, HMPI_COLL_ARRIVED);
-}
-
-void hmpi_coll_wait_done(hmpi_coll_team_t *t, uint64_t e)
-{
-    for (int i = 0; i < t->n; i++) {
-        if (i == t->me || finished(t, i, e))
-            continue;
-        hmpi_backoff_t b = {0};
-        while (!finished(t, i, e))
-            hmpi_wait_step(&b, 0);
-        hmpi_wait_end(&b, HMPI_WAIT_COLL);
-    }
-    if (t->seen_done < e)
-        t->seen_done = e;
-}
+/* ---- the scratch ---------------------------------------------------------------------- */
 
 void hmpi_coll_seen_scan(hmpi_coll_team_t *t)
 {
-    uint64_t low = t->epoch - 1; /* this rank is in its epoch */
-    for (int i = 0; i < t->n && low > t->seen_done; i++) {
-        if (i == t->me)
+    hmpi_epoch_t *ep = &t->ep;
+    uint64_t low = ep->epoch - 1; /* this rank is in its epoch */
+    for (int i = 0; i < ep->n && low > ep->seen_done; i++) {
+        if (i == ep->me)
             continue;
         uint64_t fin = 0; /* the member's later half tells the most */
-        for (int h = 0; h < 2; h++) {
-            uint64_t s = atomic_load_explicit(&hmpi_coll_half(t, i, (uint64_t)h)->state,
-                                              memory_order_acquire);
+        for (uint64_t h = 0; h < 2; h++) {
+            uint64_t s = atomic_load_explicit(hmpi_epoch_word(ep, i, h), memory_order_acquire);
             uint64_t f = s >> 2;
             if ((s & 3) != HMPI_COLL_DONE && f > 0)
                 f--; /* in epoch f: finished f - 1 */
@@ -67,8 +33,8 @@ void hmpi_coll_seen_scan(hmpi_coll_team_t *t)
         }
         low = fin < low ? fin : low;
     }
-    if (t->seen_done < low)
-        t->seen_done = low;
+    if (ep->seen_done < low)
+        ep->seen_done = low;
 }
 
 void *hmpi_coll_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len)
@@ -77,7 +43,7 @@ void *hmpi_coll_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len)
      * in, which always ends with DONE on every member) must be gone. Not simply "every
      * member finished e-1": an epoch without DONE (the small allreduce) is finished only
      * once its members publish in e, and they may be right here waiting for us. */
-    if (t->scratch_used > t->seen_done)
+    if (t->scratch_used > t->ep.seen_done)
         hmpi_coll_wait_done(t, t->scratch_used);
     t->scratch_used = e;
     if (len <= t->scratch_len)
@@ -127,8 +93,8 @@ static size_t half_stride_of(size_t cap)
 /* Two halves, the meeting line (used in member 0's slot only), the broadcast ring. */
 static void *new_slot(size_t cap)
 {
-    size_t bytes =
-        2 * half_stride_of(cap) + HMPI_CACHE_LINE + HMPI_COLL_RING * sizeof(hmpi_coll_ring_t);
+    size_t bytes = 2 * half_stride_of(cap) + HMPI_CACHE_LINE +
+                   HMPI_COLL_RING * sizeof(hmpi_coll_ring_t);
     void *slot = hmpi_heap_shared_alloc(bytes);
     if (slot)
         memset(slot, 0, bytes);
@@ -186,8 +152,8 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
     hmpi_coll_team_t *t = &s->team;
-    t->slot = (unsigned char **)(s + 1);
-    t->rank_of = (int *)(t->slot + n);
+    t->ep.slot = (unsigned char **)(s + 1);
+    t->rank_of = (int *)(t->ep.slot + n);
     if (spans) {
         s->leader_of = t->rank_of + n;
         s->pos_of = s->leader_of + c->size;
@@ -200,13 +166,9 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
 
     size_t cap = (size_t)hmpi_knobs.COLL_INLINE_MAX;
     s->my_slot = new_slot(cap);
-    setup_rec_t mine = {(uint64_t)(uintptr_t)s->my_slot,
-                        hmpi_node.id,
-                        (uint32_t)cap,
-                        (uint32_t)hmpi_knobs.COLL_LINE_MAX,
-                        (uint32_t)hmpi_knobs.COLL_FLAT_MAX,
-                        (uint32_t)hmpi_knobs.COLL_RADIX,
-                        0};
+    setup_rec_t mine = {(uint64_t)(uintptr_t)s->my_slot, hmpi_node.id, (uint32_t)cap,
+                        (uint32_t)hmpi_knobs.COLL_LINE_MAX, (uint32_t)hmpi_knobs.COLL_FLAT_MAX,
+                        (uint32_t)hmpi_knobs.COLL_RADIX, 0};
     /* Nonblocking, waited for with point-to-point progress: a member may post a receive
      * and then enter this first collective while a peer, not here yet, waits in a
      * synchronous send for that receive's match (hmpi_p2p_below_wait). Once it is
@@ -241,9 +203,9 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
         free(rec);
         return s;
     }
-    t->n = 0;
+    t->ep.n = 0;
     t->cap = cap;
-    t->half_stride = half_stride_of(cap);
+    t->ep.stride = half_stride_of(cap);
     uint32_t line_max = rec[0].line_max, flat_max = rec[0].flat_max, radix = rec[0].radix;
     for (int r = 0; r < c->size; r++) {
         line_max = rec[r].line_max < line_max ? rec[r].line_max : line_max;
@@ -252,23 +214,18 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
         if (spans && rec[r].node != hmpi_node.id)
             continue;
         if (r == c->rank)
-            t->me = t->n;
-        t->slot[t->n] = (unsigned char *)(uintptr_t)rec[r].slot;
-        t->rank_of[t->n++] = r;
+            t->ep.me = t->ep.n;
+        t->ep.slot[t->ep.n] = (unsigned char *)(uintptr_t)rec[r].slot;
+        t->rank_of[t->ep.n++] = r;
     }
     /* The smallest knob of all: every member takes the same decision. */
     t->flat_max = (int)flat_max;
-    if (t->n > t->flat_max)
+    if (t->ep.n > t->flat_max)
         hmpi_coll_tree_shape(t, (int)radix);
-    if (!spans && t->n >= 2 && (uint32_t)t->n <= line_max) {
-        t->line = t->slot[0] + 2 * t->half_stride;
-        t->line_stride = (HMPI_CACHE_LINE / (size_t)t->n) & ~(sizeof(uint64_t) - 1);
-        /* Two areas and the word: 32-byte entries (2 members) hold 8 bytes twice, 16-byte
-         * ones (3-4) 4 bytes; a power of two keeps each area aligned for what fits. */
-        t->line_cap = t->line_stride >= 32 ? 8 : t->line_stride >= 16 ? 4 : 0;
-    }
+    if (!spans && t->ep.n >= 2 && (uint32_t)t->ep.n <= line_max)
+        hmpi_meet_init(&t->line, t->ep.slot[0] + 2 * t->ep.stride, t->ep.n, t->ep.me);
     if (spans) {
-        int leader = t->me == 0;
+        int leader = t->ep.me == 0;
         PMPI_Comm_split(c->handle, leader ? 0 : 1, c->rank, leader ? &s->leaders : &s->others);
         s->mode = HMPI_COLL_HIER;
     } else {

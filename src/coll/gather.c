@@ -34,8 +34,8 @@ static void *block_buf(const blocks_t *b, int i)
 /* Checks every block's count and type; fills b->extent. */
 static int blocks_check(blocks_t *b, int n)
 {
-    hmpi_coll_layout_t one;
-    int err = hmpi_coll_layout(b->type, 1, &one);
+    hmpi_layout_t one;
+    int err = hmpi_layout_get(b->type, 1, &one);
     if (err != MPI_SUCCESS)
         return err;
     b->extent = one.extent;
@@ -45,15 +45,15 @@ static int blocks_check(blocks_t *b, int n)
     return MPI_SUCCESS;
 }
 
-static int block_layout(const blocks_t *b, int i, hmpi_coll_layout_t *l)
+static int block_layout(const blocks_t *b, int i, hmpi_layout_t *l)
 {
-    return hmpi_coll_layout(b->type, block_count(b, i), l);
+    return hmpi_layout_get(b->type, block_count(b, i), l);
 }
 
 /* Unpacks bytes into block i. */
 static int block_put(const blocks_t *b, int i, const void *src, size_t bytes)
 {
-    hmpi_coll_layout_t l;
+    hmpi_layout_t l;
     int err = block_layout(b, i, &l);
     return err ? err : hmpi_coll_unpack(block_buf(b, i), block_count(b, i), b->type, &l, src, bytes);
 }
@@ -63,7 +63,7 @@ static int block_put(const blocks_t *b, int i, const void *src, size_t bytes)
  * readers), else a packed copy in the scratch. prefer_direct: the buffer itself even
  * when small (when the caller waits for everybody anyway). */
 static int expose_one(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, const void *buf,
-                      int count, MPI_Datatype type, const hmpi_coll_layout_t *l, int prefer_direct,
+                      int count, MPI_Datatype type, const hmpi_layout_t *l, int prefer_direct,
                       int *err_p)
 {
     int direct = 0;
@@ -92,7 +92,7 @@ static int expose_one(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, cons
 /* ---- gather -------------------------------------------------------------------------- */
 
 static int gather_send(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int scount,
-                       MPI_Datatype stype, const hmpi_coll_layout_t *sl, int root)
+                       MPI_Datatype stype, const hmpi_layout_t *sl, int root)
 {
     int err = MPI_SUCCESS;
     if (sl->size <= t->cap) { /* the root reads our slot; we go on */
@@ -103,7 +103,7 @@ static int gather_send(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
     hmpi_coll_wait(t, root, e, HMPI_COLL_ARRIVED);
     const hmpi_coll_half_t *hr = hmpi_coll_half(t, root, e);
     if (hr->table) { /* push: write into the root's recvbuf */
-        hmpi_coll_blk_t b = ((const hmpi_coll_blk_t *)(uintptr_t)hr->table)[t->me];
+        hmpi_coll_blk_t b = ((const hmpi_coll_blk_t *)(uintptr_t)hr->table)[t->ep.me];
         err = b.bytes < sl->size ? MPI_ERR_TRUNCATE
                                  : hmpi_coll_pack((void *)(uintptr_t)b.addr, sendbuf, scount, stype, sl);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
@@ -120,9 +120,9 @@ static int gather_send(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
 static int gather_root(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int scount,
                        MPI_Datatype stype, const blocks_t *rb)
 {
-    int n = t->n, me = t->me, err = MPI_SUCCESS, large = 0, push = 1;
+    int n = t->ep.n, me = t->ep.me, err = MPI_SUCCESS, large = 0, push = 1;
     for (int i = 0; i < n; i++) {
-        hmpi_coll_layout_t l;
+        hmpi_layout_t l;
         if (i == me || block_layout(rb, i, &l) != MPI_SUCCESS || l.size <= t->cap)
             continue;
         large = 1;
@@ -139,7 +139,7 @@ static int gather_root(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
             if (!tab)
                 tab = hmpi_coll_scratch(t, e, tb);
             for (int i = 0; i < n; i++) {
-                hmpi_coll_layout_t l;
+                hmpi_layout_t l;
                 block_layout(rb, i, &l);
                 tab[i] = (hmpi_coll_blk_t){(uintptr_t)hmpi_coll_at(block_buf(rb, i), l.lo), l.size};
             }
@@ -148,15 +148,15 @@ static int gather_root(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
         hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
     }
     if (sendbuf != MPI_IN_PLACE) {
-        hmpi_coll_layout_t sl, rl;
-        if ((err = hmpi_coll_layout(stype, scount, &sl)) == MPI_SUCCESS &&
+        hmpi_layout_t sl, rl;
+        if ((err = hmpi_layout_get(stype, scount, &sl)) == MPI_SUCCESS &&
             (err = block_layout(rb, me, &rl)) == MPI_SUCCESS)
             err = hmpi_coll_move(block_buf(rb, me), block_count(rb, me), rb->type, &rl, sendbuf,
                                  scount, stype, &sl);
     }
     for (int k = 1; k < n; k++) {
         int i = (me + k) % n;
-        hmpi_coll_layout_t l;
+        hmpi_layout_t l;
         block_layout(rb, i, &l);
         if (push && l.size > t->cap)
             continue;
@@ -175,13 +175,13 @@ static int gather_team(hmpi_coll_team_t *t, const void *sendbuf, int scount, MPI
                        blocks_t *rb, int root)
 {
     int err;
-    if (t->me != root) {
-        hmpi_coll_layout_t sl;
-        if ((err = hmpi_coll_layout(stype, scount, &sl)) != MPI_SUCCESS)
+    if (t->ep.me != root) {
+        hmpi_layout_t sl;
+        if ((err = hmpi_layout_get(stype, scount, &sl)) != MPI_SUCCESS)
             return err;
         return gather_send(t, hmpi_coll_begin(t), sendbuf, scount, stype, &sl, root);
     }
-    if ((err = blocks_check(rb, t->n)) != MPI_SUCCESS)
+    if ((err = blocks_check(rb, t->ep.n)) != MPI_SUCCESS)
         return err;
     if (sendbuf != MPI_IN_PLACE && scount < 0)
         return MPI_ERR_COUNT;
@@ -268,10 +268,10 @@ int hmpi_coll_team_gather_bytes(hmpi_coll_team_t *t, const void *sendbuf, int sc
 static int scatter_root(hmpi_coll_team_t *t, uint64_t e, const blocks_t *sb, void *recvbuf,
                         int rcount, MPI_Datatype rtype)
 {
-    int n = t->n, me = t->me, err = MPI_SUCCESS, any_direct = 0;
+    int n = t->ep.n, me = t->ep.me, err = MPI_SUCCESS, any_direct = 0;
     size_t total = 0, tb = sizeof(hmpi_coll_blk_t) * (size_t)n;
     for (int i = 0; i < n; i++) {
-        hmpi_coll_layout_t l;
+        hmpi_layout_t l;
         block_layout(sb, i, &l);
         if (i != me)
             total += l.size;
@@ -283,7 +283,7 @@ static int scatter_root(hmpi_coll_team_t *t, uint64_t e, const blocks_t *sb, voi
     /* Staged blocks go after the table: in the slot when all fit, else in the scratch. */
     size_t staged = 0;
     for (int i = 0; i < n && !all_inline; i++) {
-        hmpi_coll_layout_t l;
+        hmpi_layout_t l;
         block_layout(sb, i, &l);
         if (i != me && !hmpi_coll_direct(block_buf(sb, i), &l))
             staged += l.size;
@@ -296,7 +296,7 @@ static int scatter_root(hmpi_coll_team_t *t, uint64_t e, const blocks_t *sb, voi
             tab = hmpi_coll_take(&sc, tb, 0, 16);
     }
     for (int i = 0; i < n; i++) {
-        hmpi_coll_layout_t l;
+        hmpi_layout_t l;
         block_layout(sb, i, &l);
         void *b = block_buf(sb, i);
         if (i == me) {
@@ -316,9 +316,9 @@ static int scatter_root(hmpi_coll_team_t *t, uint64_t e, const blocks_t *sb, voi
     h->table = (uintptr_t)tab;
     hmpi_coll_publish(t, e, any_direct ? HMPI_COLL_ARRIVED : HMPI_COLL_DONE);
     if (recvbuf != MPI_IN_PLACE) {
-        hmpi_coll_layout_t sl, rl;
+        hmpi_layout_t sl, rl;
         int err2 = block_layout(sb, me, &sl);
-        if (err2 == MPI_SUCCESS && (err2 = hmpi_coll_layout(rtype, rcount, &rl)) == MPI_SUCCESS)
+        if (err2 == MPI_SUCCESS && (err2 = hmpi_layout_get(rtype, rcount, &rl)) == MPI_SUCCESS)
             err2 = hmpi_coll_move(recvbuf, rcount, rtype, &rl, block_buf(sb, me),
                                   block_count(sb, me), sb->type, &sl);
         err = err != MPI_SUCCESS ? err : err2;
@@ -334,19 +334,19 @@ static int scatter_team(hmpi_coll_team_t *t, blocks_t *sb, void *recvbuf, int rc
                         MPI_Datatype rtype, int root)
 {
     int err;
-    if (t->me == root) {
-        if ((err = blocks_check(sb, t->n)) != MPI_SUCCESS)
+    if (t->ep.me == root) {
+        if ((err = blocks_check(sb, t->ep.n)) != MPI_SUCCESS)
             return err;
         if (recvbuf != MPI_IN_PLACE && rcount < 0)
             return MPI_ERR_COUNT;
         return scatter_root(t, hmpi_coll_begin(t), sb, recvbuf, rcount, rtype);
     }
-    hmpi_coll_layout_t rl;
-    if ((err = hmpi_coll_layout(rtype, rcount, &rl)) != MPI_SUCCESS)
+    hmpi_layout_t rl;
+    if ((err = hmpi_layout_get(rtype, rcount, &rl)) != MPI_SUCCESS)
         return err;
     uint64_t e = hmpi_coll_begin(t);
     hmpi_coll_wait(t, root, e, HMPI_COLL_ARRIVED);
-    hmpi_coll_blk_t b = hmpi_coll_blk(hmpi_coll_half(t, root, e), t->me);
+    hmpi_coll_blk_t b = hmpi_coll_blk(hmpi_coll_half(t, root, e), t->ep.me);
     err = hmpi_coll_unpack(recvbuf, rcount, rtype, &rl, (const void *)(uintptr_t)b.addr, b.bytes);
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
     return err;
@@ -413,15 +413,15 @@ HMPI_PMPI(Scatterv)
 static int allgather_team(hmpi_coll_team_t *t, const void *sendbuf, int scount, MPI_Datatype stype,
                           blocks_t *rb)
 {
-    int n = t->n, me = t->me, err;
+    int n = t->ep.n, me = t->ep.me, err;
     if ((err = blocks_check(rb, n)) != MPI_SUCCESS)
         return err;
     int inplace = sendbuf == MPI_IN_PLACE;
     const void *mine = inplace ? block_buf(rb, me) : sendbuf;
     int mcount = inplace ? block_count(rb, me) : scount;
     MPI_Datatype mtype = inplace ? rb->type : stype;
-    hmpi_coll_layout_t ml;
-    if ((err = hmpi_coll_layout(mtype, mcount, &ml)) != MPI_SUCCESS)
+    hmpi_layout_t ml;
+    if ((err = hmpi_layout_get(mtype, mcount, &ml)) != MPI_SUCCESS)
         return err;
     uint64_t e = hmpi_coll_begin(t);
     /* everybody waits for everybody's block anyway: read it where it lies */
@@ -438,7 +438,7 @@ static int allgather_team(hmpi_coll_team_t *t, const void *sendbuf, int scount, 
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
     /* our own block after DONE: it touches no peer's memory */
     if (!inplace) {
-        hmpi_coll_layout_t rl;
+        hmpi_layout_t rl;
         int err2 = block_layout(rb, me, &rl);
         if (err2 == MPI_SUCCESS)
             err2 = hmpi_coll_move(block_buf(rb, me), block_count(rb, me), rb->type, &rl, sendbuf,

@@ -26,7 +26,7 @@ static void *shared_buf(size_t n)
  * member. NULL on a non-leader. */
 static int *leader_counts(hmpi_coll_comm_t *s, int block)
 {
-    if (s->team.me != 0)
+    if (s->team.ep.me != 0)
         return NULL;
     int *cd = hmpi_coll_alloc(sizeof(int) * 2 * (size_t)s->nleaders);
     for (int l = 0; l < s->nleaders; l++) {
@@ -43,7 +43,7 @@ static int from_leader(hmpi_coll_team_t *t, const void *buf, int want,
 {
     int err = MPI_SUCCESS;
     uint64_t e = hmpi_coll_begin(t);
-    if (t->me == 0) {
+    if (t->ep.me == 0) {
         hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
         h->addr = (uintptr_t)buf;
         hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
@@ -53,7 +53,7 @@ static int from_leader(hmpi_coll_team_t *t, const void *buf, int want,
             hmpi_coll_wait(t, want, e, HMPI_COLL_DONE);
         else if (want < 0)
             hmpi_coll_wait_all(t, e, HMPI_COLL_DONE);
-    } else if (want < 0 || want == t->me) {
+    } else if (want < 0 || want == t->ep.me) {
         hmpi_coll_wait(t, 0, e, HMPI_COLL_ARRIVED);
         err = take((const void *)(uintptr_t)hmpi_coll_half(t, 0, e)->addr, arg);
     }
@@ -69,7 +69,7 @@ typedef struct {
     int rcount, block, only, size;
     MPI_Datatype rtype;
     MPI_Aint rext;
-    const hmpi_coll_layout_t *rl;
+    const hmpi_layout_t *rl;
 } unpack_arg_t;
 
 static int unpack_blocks(const void *buf, void *arg)
@@ -97,22 +97,22 @@ int hmpi_coll_allgather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *se
                              MPI_Datatype rtype, int *err_p)
 {
     hmpi_coll_team_t *t = &s->team;
-    hmpi_coll_layout_t rl, one;
-    if (rcount < 0 || hmpi_coll_layout(rtype, rcount, &rl) != MPI_SUCCESS ||
-        hmpi_coll_layout(rtype, 1, &one) != MPI_SUCCESS || !block_ok(c, rl.size))
+    hmpi_layout_t rl, one;
+    if (rcount < 0 || hmpi_layout_get(rtype, rcount, &rl) != MPI_SUCCESS ||
+        hmpi_layout_get(rtype, 1, &one) != MPI_SUCCESS || !block_ok(c, rl.size))
         return 1; /* the MPI below reports what is wrong */
-    int block = (int)rl.size, leader = t->me == 0, err;
+    int block = (int)rl.size, leader = t->ep.me == 0, err;
     if (sendbuf == MPI_IN_PLACE) {
         sendbuf = hmpi_coll_at(recvbuf, (MPI_Aint)c->rank * rcount * one.extent);
         scount = rcount;
         stype = rtype;
     }
-    void *node = leader ? shared_buf((size_t)t->n * (size_t)block) : NULL;
+    void *node = leader ? shared_buf((size_t)t->ep.n * (size_t)block) : NULL;
     void *all = leader ? shared_buf((size_t)c->size * (size_t)block) : NULL;
     err = hmpi_coll_team_gather_bytes(t, sendbuf, scount, stype, node, block, 0);
     if (leader) {
         int *cd = leader_counts(s, block);
-        int err2 = PMPI_Allgatherv(node, t->n * block, MPI_BYTE, all, cd, cd + s->nleaders,
+        int err2 = PMPI_Allgatherv(node, t->ep.n * block, MPI_BYTE, all, cd, cd + s->nleaders,
                                    MPI_BYTE, s->leaders);
         err = err != MPI_SUCCESS ? err : err2;
         hmpi_heap_free(cd);
@@ -133,27 +133,27 @@ int hmpi_coll_gather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendb
     if (root < 0 || root >= c->size)
         return 1;
     /* Every member knows the block from its own arguments (equal signatures). */
-    hmpi_coll_layout_t rl = {0}, one = {0}, sl;
+    hmpi_layout_t rl = {0}, one = {0}, sl;
     int me_root = c->rank == root;
-    if (me_root && (rcount < 0 || hmpi_coll_layout(rtype, rcount, &rl) != MPI_SUCCESS ||
-                    hmpi_coll_layout(rtype, 1, &one) != MPI_SUCCESS))
+    if (me_root && (rcount < 0 || hmpi_layout_get(rtype, rcount, &rl) != MPI_SUCCESS ||
+                    hmpi_layout_get(rtype, 1, &one) != MPI_SUCCESS))
         return 1;
     if (me_root && sendbuf == MPI_IN_PLACE) {
         sendbuf = hmpi_coll_at(recvbuf, (MPI_Aint)root * rcount * one.extent);
         scount = rcount;
         stype = rtype;
     }
-    if (scount < 0 || hmpi_coll_layout(stype, scount, &sl) != MPI_SUCCESS || !block_ok(c, sl.size))
+    if (scount < 0 || hmpi_layout_get(stype, scount, &sl) != MPI_SUCCESS || !block_ok(c, sl.size))
         return 1;
-    int block = (int)sl.size, leader = t->me == 0, err;
+    int block = (int)sl.size, leader = t->ep.me == 0, err;
     int lroot = c->local_of[root] >= 0 ? hmpi_coll_member(t, root) : -1;
-    void *node = leader ? shared_buf((size_t)t->n * (size_t)block) : NULL;
+    void *node = leader ? shared_buf((size_t)t->ep.n * (size_t)block) : NULL;
     void *all = leader && lroot >= 0 ? shared_buf((size_t)c->size * (size_t)block) : NULL;
     err = hmpi_coll_team_gather_bytes(t, sendbuf, scount, stype, node, block, 0);
     if (leader) {
         int *cd = leader_counts(s, block);
-        int err2 = PMPI_Gatherv(node, t->n * block, MPI_BYTE, all, cd, cd + s->nleaders, MPI_BYTE,
-                                s->leader_of[root], s->leaders);
+        int err2 = PMPI_Gatherv(node, t->ep.n * block, MPI_BYTE, all, cd, cd + s->nleaders,
+                                MPI_BYTE, s->leader_of[root], s->leaders);
         err = err != MPI_SUCCESS ? err : err2;
         hmpi_heap_free(cd);
     }
@@ -175,7 +175,7 @@ typedef struct {
     int scount, block, size;
     MPI_Datatype stype;
     MPI_Aint sext;
-    const hmpi_coll_layout_t *sl;
+    const hmpi_layout_t *sl;
 } pack_arg_t;
 
 static int pack_blocks(const void *buf, void *arg)
@@ -195,7 +195,7 @@ typedef struct {
     void *recvbuf;
     int rcount, block, me;
     MPI_Datatype rtype;
-    const hmpi_coll_layout_t *rl;
+    const hmpi_layout_t *rl;
 } take_arg_t;
 
 static int take_block(const void *buf, void *arg)
@@ -215,34 +215,34 @@ int hmpi_coll_scatter_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *send
     hmpi_coll_team_t *t = &s->team;
     if (root < 0 || root >= c->size)
         return 1;
-    hmpi_coll_layout_t sl = {0}, one = {0}, rl = {0};
+    hmpi_layout_t sl = {0}, one = {0}, rl = {0};
     int me_root = c->rank == root;
-    if (me_root && (scount < 0 || hmpi_coll_layout(stype, scount, &sl) != MPI_SUCCESS ||
-                    hmpi_coll_layout(stype, 1, &one) != MPI_SUCCESS))
+    if (me_root && (scount < 0 || hmpi_layout_get(stype, scount, &sl) != MPI_SUCCESS ||
+                    hmpi_layout_get(stype, 1, &one) != MPI_SUCCESS))
         return 1;
     if (me_root && recvbuf == MPI_IN_PLACE) {
         rl = sl;
-    } else if (rcount < 0 || hmpi_coll_layout(rtype, rcount, &rl) != MPI_SUCCESS) {
+    } else if (rcount < 0 || hmpi_layout_get(rtype, rcount, &rl) != MPI_SUCCESS) {
         return 1;
     }
     if (!block_ok(c, rl.size))
         return 1;
-    int block = (int)rl.size, leader = t->me == 0, err = MPI_SUCCESS;
+    int block = (int)rl.size, leader = t->ep.me == 0, err = MPI_SUCCESS;
     int lroot = c->local_of[root] >= 0 ? hmpi_coll_member(t, root) : -1;
     void *all = leader && lroot >= 0 ? shared_buf((size_t)c->size * (size_t)block) : NULL;
-    void *node = leader ? shared_buf((size_t)t->n * (size_t)block) : NULL;
+    void *node = leader ? shared_buf((size_t)t->ep.n * (size_t)block) : NULL;
     if (lroot >= 0) { /* the root packs everything into its leader's buffer */
         pack_arg_t p = {s, sendbuf, scount, block, c->size, stype, one.extent, &sl};
         err = from_leader(t, all, lroot, pack_blocks, &p);
     }
     if (leader) {
         int *cd = leader_counts(s, block);
-        int err2 = PMPI_Scatterv(all, cd, cd + s->nleaders, MPI_BYTE, node, t->n * block, MPI_BYTE,
-                                 s->leader_of[root], s->leaders);
+        int err2 = PMPI_Scatterv(all, cd, cd + s->nleaders, MPI_BYTE, node, t->ep.n * block,
+                                 MPI_BYTE, s->leader_of[root], s->leaders);
         err = err != MPI_SUCCESS ? err : err2;
         hmpi_heap_free(cd);
     }
-    take_arg_t a = {recvbuf, rcount, block, t->me, rtype, &rl};
+    take_arg_t a = {recvbuf, rcount, block, t->ep.me, rtype, &rl};
     int err2 = from_leader(t, node, -1, take_block, &a);
     hmpi_heap_free(node);
     hmpi_heap_free(all);

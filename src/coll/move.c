@@ -9,78 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int hmpi_coll_layout(MPI_Datatype type, int count, hmpi_coll_layout_t *l)
-{
-    if (count < 0)
-        return MPI_ERR_COUNT;
-    int basic = hmpi_op_basic_size(type);
-    if (basic) { /* no question to the MPI below */
-        l->size = (size_t)basic * (size_t)count;
-        l->extent = basic;
-        l->lo = 0;
-        l->span = l->size;
-        l->contig = 1;
-        return MPI_SUCCESS;
-    }
-    hmpi_type_t t;
-    int err = hmpi_type_get(type, count, &t);
-    if (err != MPI_SUCCESS)
-        return err;
-    l->size = t.size * (size_t)count;
-    MPI_Aint lb, extent, tlb, textent;
-    if (t.contig) {
-        /* count elements are one run; several are strided by their size, one alone
-         * may have a larger extent (a resized type): displacements need it. */
-        extent = (MPI_Aint)t.size;
-        if (count <= 1 && PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS)
-            return MPI_ERR_TYPE;
-        l->extent = extent;
-        l->lo = t.lb;
-        l->span = l->size;
-        l->contig = 1;
-        return MPI_SUCCESS;
-    }
-    if (PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
-        PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
-        return MPI_ERR_TYPE;
-    l->extent = extent;
-    l->contig = 0;
-    if (count == 0) {
-        l->lo = 0;
-        l->span = 0;
-        return MPI_SUCCESS;
-    }
-    MPI_Aint first = tlb, last = tlb + textent, shift = (MPI_Aint)(count - 1) * extent;
-    if (shift >= 0)
-        last += shift;
-    else
-        first += shift;
-    l->lo = first;
-    l->span = (size_t)(last - first);
-    return MPI_SUCCESS;
-}
-
-hmpi_coll_layout_t hmpi_coll_layout_n(const hmpi_coll_layout_t *one, int m)
-{
-    hmpi_coll_layout_t l = *one;
-    l.size = one->size * (size_t)m;
-    if (one->contig && (m <= 1 || one->extent == (MPI_Aint)one->size)) {
-        l.span = l.size;
-        return l;
-    }
-    l.contig = 0;
-    MPI_Aint shift = (MPI_Aint)(m > 0 ? m - 1 : 0) * one->extent;
-    if (shift >= 0) {
-        l.span = one->span + (size_t)shift;
-    } else {
-        l.lo = one->lo + shift;
-        l.span = one->span + (size_t)-shift;
-    }
-    return l;
-}
-
-int hmpi_coll_pack(void *dst, const void *buf, int count, MPI_Datatype type,
-                   const hmpi_coll_layout_t *l)
+int hmpi_coll_pack(void *dst, const void *buf, int count, MPI_Datatype type, const hmpi_layout_t *l)
 {
     if (l->size == 0)
         return MPI_SUCCESS;
@@ -95,7 +24,7 @@ int hmpi_coll_pack(void *dst, const void *buf, int count, MPI_Datatype type,
     return err;
 }
 
-int hmpi_coll_unpack(void *buf, int count, MPI_Datatype type, const hmpi_coll_layout_t *l,
+int hmpi_coll_unpack(void *buf, int count, MPI_Datatype type, const hmpi_layout_t *l,
                      const void *src, size_t bytes)
 {
     if (bytes > l->size)
@@ -110,8 +39,8 @@ int hmpi_coll_unpack(void *buf, int count, MPI_Datatype type, const hmpi_coll_la
     return hmpi_type_unpack(src, (int)bytes, &pos, buf, count, type); /* MPI_BOTTOM too */
 }
 
-int hmpi_coll_move(void *dst, int rcount, MPI_Datatype rtype, const hmpi_coll_layout_t *rl,
-                   const void *src, int scount, MPI_Datatype stype, const hmpi_coll_layout_t *sl)
+int hmpi_coll_move(void *dst, int rcount, MPI_Datatype rtype, const hmpi_layout_t *rl,
+                   const void *src, int scount, MPI_Datatype stype, const hmpi_layout_t *sl)
 {
     if (sl->size > rl->size)
         return MPI_ERR_TRUNCATE;
@@ -128,7 +57,7 @@ int hmpi_coll_move(void *dst, int rcount, MPI_Datatype rtype, const hmpi_coll_la
 }
 
 int hmpi_coll_copy_typed(void *dst, const void *src, int count, MPI_Datatype type,
-                         const hmpi_coll_layout_t *l)
+                         const hmpi_layout_t *l)
 {
     if (l->contig) {
         if (l->size)
@@ -160,7 +89,7 @@ int hmpi_coll_commutative(MPI_Op op)
 
 /* Elements per step of a reduction, so that the accumulator stays in cache while all
  * the inputs stream through it. */
-static int chunk_of(const hmpi_coll_layout_t *one)
+static int chunk_of(const hmpi_layout_t *one)
 {
     MPI_Aint ext = one->extent < 0 ? -one->extent : one->extent;
     if (ext <= 0)
@@ -170,8 +99,8 @@ static int chunk_of(const hmpi_coll_layout_t *one)
 }
 
 int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI_Aint first,
-                           int count, MPI_Datatype type, MPI_Op op,
-                           const hmpi_coll_layout_t *one, int commute)
+                           int count, MPI_Datatype type, MPI_Op op, const hmpi_layout_t *one,
+                           int commute)
 {
     int err = MPI_SUCCESS, step = chunk_of(one);
     hmpi_op_kernel_t k = hmpi_op_kernel(op, type);
@@ -198,19 +127,19 @@ int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI
         return MPI_SUCCESS;
     }
     void *tmp = NULL;
-    hmpi_coll_layout_t lt = {0};
+    hmpi_layout_t lt = {0};
     /* Non-commutative ops fold from the last input (inout = in op inout), which would
      * overwrite the input dst aliases before it is read: fold in a temporary then. */
     int use_tmp = !commute && self >= 0 && self != n - 1 && n > 1;
     if (use_tmp) {
-        lt = hmpi_coll_layout_n(one, count < step ? count : step);
+        lt = hmpi_layout_n(one, count < step ? count : step);
         tmp = hmpi_coll_alloc(lt.span);
     }
     for (int k = 0; k < count && err == MPI_SUCCESS; k += step) {
         int m = count - k < step ? count - k : step;
         MPI_Aint off = (first + k) * one->extent;
         void *d = hmpi_coll_at(dst, off);
-        hmpi_coll_layout_t lm = hmpi_coll_layout_n(one, m);
+        hmpi_layout_t lm = hmpi_layout_n(one, m);
 #define X(i) hmpi_coll_at(x[i], off)
         if (commute) {
             int start = self >= 0 ? self : 0;

@@ -26,8 +26,8 @@ void hmpi_coll_slice(int count, int n, int i, MPI_Aint extent, MPI_Aint *first_p
     *m_p = (int)(hi - lo);
 }
 
-void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_coll_layout_t *l,
-                        size_t align)
+void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_layout_t *l,
+                           size_t align)
 {
     const void *from = hmpi_coll_at(in, l->lo);
     void *to = hmpi_coll_take(a, l->span, (uintptr_t)from, align);
@@ -39,9 +39,11 @@ void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_coll_
 
 const void **hmpi_coll_inputs(hmpi_coll_team_t *t, uint64_t e, const void **stack)
 {
-    const void **x = t->n <= HMPI_COLL_STACK_INPUTS ? stack : hmpi_coll_alloc(sizeof(void *) * (size_t)t->n);
-    for (int i = 0; i < t->n; i++)
-            x[i] = (const void *)(uintptr_t)hmpi_coll_half(t, i, e)->addr;
+    const void **x = t->ep.n <= HMPI_COLL_STACK_INPUTS
+                         ? stack
+                         : hmpi_coll_alloc(sizeof(void *) * (size_t)t->ep.n);
+    for (int i = 0; i < t->ep.n; i++)
+        x[i] = (const void *)(uintptr_t)hmpi_coll_half(t, i, e)->addr;
     return x;
 }
 
@@ -52,7 +54,7 @@ void hmpi_coll_inputs_free(const void **x, const void **stack)
 }
 
 int hmpi_coll_expose_input(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, const void *in,
-                        const hmpi_coll_layout_t *l, size_t extra, void **extra_p)
+                           const hmpi_layout_t *l, size_t extra, void **extra_p)
 {
     int direct = l->span > 0 && hmpi_heap_is_shared_range(hmpi_coll_at(in, l->lo), l->span);
     size_t need = extra + (direct ? 0 : hmpi_coll_room(l->span, 64));
@@ -77,13 +79,13 @@ int hmpi_coll_expose_input(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h,
 int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype type, MPI_Op op, int root)
 {
-    hmpi_coll_layout_t one, l;
-    int err = hmpi_coll_layout(type, 1, &one);
+    hmpi_layout_t one, l;
+    int err = hmpi_layout_get(type, 1, &one);
     if (err == MPI_SUCCESS)
-        err = hmpi_coll_layout(type, count, &l);
+        err = hmpi_layout_get(type, count, &l);
     if (err != MPI_SUCCESS)
         return err;
-    int me = t->me, commute = hmpi_coll_commutative(op);
+    int me = t->ep.me, commute = hmpi_coll_commutative(op);
     const void *in = (me == root && sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
     uint64_t e = hmpi_coll_begin(t);
     if (count == 0) {
@@ -104,7 +106,7 @@ int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
         h->addr = (uintptr_t)in; /* read by ourselves only */
         hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
         x = hmpi_coll_inputs(t, e, stack);
-        err = hmpi_coll_reduce_slice(recvbuf, x, t->n, in == recvbuf ? me : -1, 0, count, type,
+        err = hmpi_coll_reduce_slice(recvbuf, x, t->ep.n, in == recvbuf ? me : -1, 0, count, type,
                                      op, &one, commute);
         hmpi_coll_inputs_free(x, stack);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
@@ -131,10 +133,10 @@ int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
     void *dst = (void *)(uintptr_t)hmpi_coll_half(t, root, e)->aux;
     MPI_Aint first;
     int m;
-    hmpi_coll_slice(count, t->n, me, one.extent, &first, &m);
+    hmpi_coll_slice(count, t->ep.n, me, one.extent, &first, &m);
     x = hmpi_coll_inputs(t, e, stack);
     if (m > 0)
-        err = hmpi_coll_reduce_slice(dst, x, t->n, x[root] == dst ? root : -1, first, m, type,
+        err = hmpi_coll_reduce_slice(dst, x, t->ep.n, x[root] == dst ? root : -1, first, m, type,
                                      op, &one, commute);
     hmpi_coll_inputs_free(x, stack);
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
@@ -153,11 +155,11 @@ static int reduce_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf,
 {
     hmpi_coll_team_t *t = &s->team;
     int lroot = c->local_of[root] >= 0 ? hmpi_coll_member(t, root) : -1;
-    int leader = t->me == 0, err;
+    int leader = t->ep.me == 0, err;
     const void *in = (c->rank == root && sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
     void *tmp = NULL, *tmp2 = NULL, *node_res = NULL, *out = NULL;
-    hmpi_coll_layout_t l;
-    if ((err = hmpi_coll_layout(type, count, &l)) != MPI_SUCCESS)
+    hmpi_layout_t l;
+    if ((err = hmpi_layout_get(type, count, &l)) != MPI_SUCCESS)
         return err;
     if (leader) {
         tmp = hmpi_coll_alloc(l.span);
@@ -192,8 +194,8 @@ static int below_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     if (sendbuf == MPI_IN_PLACE && root != 0 && count > 0 &&
         PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
         PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank == root) {
-        hmpi_coll_layout_t l;
-        int err = hmpi_coll_layout(type, count, &l);
+        hmpi_layout_t l;
+        int err = hmpi_layout_get(type, count, &l);
         if (err != MPI_SUCCESS)
             return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
         void *tmp = hmpi_coll_alloc(l.span), *in = hmpi_coll_at(tmp, -l.lo);
@@ -254,14 +256,14 @@ static int allreduce_small_basic(hmpi_coll_team_t *t, const void *sendbuf, void 
                                  int count, size_t bytes, hmpi_op_kernel_t k)
 {
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (t->n > t->flat_max) {
+    if (t->ep.n > t->flat_max) {
         /* a large team has no meeting line: bytes <= t->cap (the caller's test) */
         HMPI_ASSERT_INTERNAL(bytes <= t->cap);
         hmpi_coll_tree_allreduce(t, in, recvbuf, count, bytes, k);
         return MPI_SUCCESS;
     }
     uint64_t l = 0, e = 0;
-    if (bytes <= t->line_cap) {
+    if (bytes <= t->line.cap) {
         l = hmpi_coll_line_meet(t, in, bytes);
     } else {
         e = hmpi_coll_begin(t);
@@ -271,12 +273,12 @@ static int allreduce_small_basic(hmpi_coll_team_t *t, const void *sendbuf, void 
         /* No DONE: nobody waits for it, and the next epoch's ARRIVED implies it (coll.h);
          * one store fewer, and its line is not taken back from the peers spinning on it. */
     }
-    if (t->n == 1) {
+    if (t->ep.n == 1) {
         memcpy(recvbuf, small_input(t, 0, l, e), bytes);
         return MPI_SUCCESS;
     }
     k(recvbuf, small_input(t, 1, l, e), small_input(t, 0, l, e), (size_t)count);
-    for (int i = 2; i < t->n; i++)
+    for (int i = 2; i < t->ep.n; i++)
         k(recvbuf, small_input(t, i, l, e), recvbuf, (size_t)count);
     return MPI_SUCCESS;
 }
@@ -284,13 +286,13 @@ static int allreduce_small_basic(hmpi_coll_team_t *t, const void *sendbuf, void 
 static int allreduce_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype type, MPI_Op op)
 {
-    hmpi_coll_layout_t one, l;
-    int err = hmpi_coll_layout(type, 1, &one);
+    hmpi_layout_t one, l;
+    int err = hmpi_layout_get(type, 1, &one);
     if (err == MPI_SUCCESS)
-        err = hmpi_coll_layout(type, count, &l);
+        err = hmpi_layout_get(type, count, &l);
     if (err != MPI_SUCCESS)
         return err;
-    int me = t->me, commute = hmpi_coll_commutative(op);
+    int me = t->ep.me, commute = hmpi_coll_commutative(op);
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     uint64_t e = hmpi_coll_begin(t);
     if (count == 0) {
@@ -308,7 +310,7 @@ static int allreduce_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
         hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
         hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
         x = hmpi_coll_inputs(t, e, stack);
-        err = hmpi_coll_reduce_slice(recvbuf, x, t->n, -1, 0, count, type, op, &one, commute);
+        err = hmpi_coll_reduce_slice(recvbuf, x, t->ep.n, -1, 0, count, type, op, &one, commute);
         hmpi_coll_inputs_free(x, stack);
         return err; /* no DONE: see allreduce_small_basic */
     }
@@ -325,25 +327,25 @@ static int allreduce_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
 
     MPI_Aint first;
     int m;
-    hmpi_coll_slice(count, t->n, me, one.extent, &first, &m);
+    hmpi_coll_slice(count, t->ep.n, me, one.extent, &first, &m);
     x = hmpi_coll_inputs(t, e, stack);
     if (m > 0)
-        err = hmpi_coll_reduce_slice(res, x, t->n, x[me] == res ? me : -1, first, m, type, op,
+        err = hmpi_coll_reduce_slice(res, x, t->ep.n, x[me] == res ? me : -1, first, m, type, op,
                                      &one, commute);
     hmpi_coll_inputs_free(x, stack);
     /* Nobody writes a recvbuf before every member finished reading the inputs (one of
      * them may be that recvbuf, in place), and the slices are complete. */
     hmpi_coll_publish(t, e, HMPI_COLL_MID);
     hmpi_coll_wait_all(t, e, HMPI_COLL_MID);
-    for (int k = 1; k <= t->n && err == MPI_SUCCESS; k++) {
-        int j = (me + k) % t->n;
+    for (int k = 1; k <= t->ep.n && err == MPI_SUCCESS; k++) {
+        int j = (me + k) % t->ep.n;
         if (j == me && res_shared)
             continue;
-        hmpi_coll_slice(count, t->n, j, one.extent, &first, &m);
+        hmpi_coll_slice(count, t->ep.n, j, one.extent, &first, &m);
         if (m == 0)
             continue;
         const void *from = (const void *)(uintptr_t)hmpi_coll_half(t, j, e)->aux;
-        hmpi_coll_layout_t lm = hmpi_coll_layout_n(&one, m);
+        hmpi_layout_t lm = hmpi_layout_n(&one, m);
         MPI_Aint off = first * one.extent;
         err = hmpi_coll_copy_typed(hmpi_coll_at(recvbuf, off), hmpi_coll_at(from, off), m, type,
                                    &lm);
@@ -358,7 +360,7 @@ static int allreduce_hier(hmpi_coll_comm_t *s, const void *sendbuf, void *recvbu
                           MPI_Datatype type, MPI_Op op)
 {
     hmpi_coll_team_t *t = &s->team;
-    int leader = t->me == 0;
+    int leader = t->ep.me == 0;
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     int err = hmpi_coll_team_reduce(t, leader && in == recvbuf ? MPI_IN_PLACE : in,
                                     leader ? recvbuf : NULL, count, type, op, 0);
@@ -382,7 +384,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
     if (s && s->mode == HMPI_COLL_FLAT && count > 0 && sendbuf && recvbuf &&
         recvbuf != MPI_IN_PLACE && (k = hmpi_op_kernel_size(op, type, &size))) {
         size_t bytes = (size_t)count * (size_t)size;
-        if (bytes <= s->team.line_cap || bytes <= s->team.cap) {
+        if (bytes <= s->team.line.cap || bytes <= s->team.cap) {
             HMPI_COLL_COUNT(allreduce, 1);
             return allreduce_small_basic(&s->team, sendbuf, recvbuf, count, bytes, k);
         }

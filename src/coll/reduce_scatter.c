@@ -15,7 +15,7 @@
 static int rs_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, const int *counts,
                    int block, MPI_Datatype type, MPI_Op op)
 {
-    int n = t->n, me = t->me;
+    int n = t->ep.n, me = t->ep.me;
     long total = 0, displ = 0;
     for (int i = 0; i < n; i++) {
         int k = counts ? counts[i] : block;
@@ -28,10 +28,10 @@ static int rs_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, cons
     if (total > 0x7fffffff)
         return MPI_ERR_COUNT;
     int mine = counts ? counts[me] : block;
-    hmpi_coll_layout_t one, lin;
-    int err = hmpi_coll_layout(type, 1, &one);
+    hmpi_layout_t one, lin;
+    int err = hmpi_layout_get(type, 1, &one);
     if (err == MPI_SUCCESS)
-        err = hmpi_coll_layout(type, (int)total, &lin);
+        err = hmpi_layout_get(type, (int)total, &lin);
     if (err != MPI_SUCCESS)
         return err;
     int commute = hmpi_coll_commutative(op), inplace = sendbuf == MPI_IN_PLACE;
@@ -65,7 +65,7 @@ static int rs_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, cons
     x = hmpi_coll_inputs(t, e, stack);
     if (inplace && direct) {
         /* recvbuf is an input others still read: fold aside, write after MID */
-        hmpi_coll_layout_t lm = hmpi_coll_layout_n(&one, mine);
+        hmpi_layout_t lm = hmpi_layout_n(&one, mine);
         void *tmp = hmpi_coll_alloc(lm.span);
         void *base = hmpi_coll_at(tmp, -lm.lo);
         if (mine > 0)

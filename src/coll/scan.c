@@ -11,13 +11,13 @@
 static int scan_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
                      MPI_Datatype type, MPI_Op op, int exclusive)
 {
-    hmpi_coll_layout_t one, l;
-    int err = hmpi_coll_layout(type, 1, &one);
+    hmpi_layout_t one, l;
+    int err = hmpi_layout_get(type, 1, &one);
     if (err == MPI_SUCCESS)
-        err = hmpi_coll_layout(type, count, &l);
+        err = hmpi_layout_get(type, count, &l);
     if (err != MPI_SUCCESS)
         return err;
-    int me = t->me, n = t->n, inplace = sendbuf == MPI_IN_PLACE;
+    int me = t->ep.me, n = t->ep.n, inplace = sendbuf == MPI_IN_PLACE;
     int last = exclusive ? me - 1 : me; /* fold inputs 0..last */
     int commute = hmpi_coll_commutative(op);
     const void *in = inplace ? recvbuf : sendbuf;

@@ -22,10 +22,10 @@
  * without loading any peer's line. */
 #include "coll.h"
 
-/* Computes member t->me's place in the tree of radix k over t->n members. */
+/* Computes member ep.me's place in the tree of radix k over t->ep.n members. */
 void hmpi_coll_tree_shape(hmpi_coll_team_t *t, int k)
 {
-    int lo = 0, hi = t->n, me = t->me;
+    int lo = 0, hi = t->ep.n, me = t->ep.me;
     t->tree_parent = -1;
     while (lo != me) {
         /* me lies in one of the parts of (lo, hi): descend into it */

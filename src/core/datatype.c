@@ -6,6 +6,7 @@
 #include "datatype.h"
 
 #include "check.h"
+#include "op.h"
 #include "../common/log.h"
 
 #include <stdint.h>
@@ -131,6 +132,45 @@ int hmpi_type_learn(MPI_Datatype type, int count, hmpi_type_t *t)
                    extent, textent};
     hmpi_type_fill(t, e, count);
     return MPI_SUCCESS;
+}
+
+/* ---- layouts --------------------------------------------------------------------------- */
+
+int hmpi_layout_get(MPI_Datatype type, int count, hmpi_layout_t *l)
+{
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    int basic = hmpi_op_basic_size(type);
+    if (basic) { /* no question to the cache */
+        *l = (hmpi_layout_t){(size_t)basic * (size_t)count, basic, 0, (size_t)basic * (size_t)count,
+                             1};
+        return MPI_SUCCESS;
+    }
+    hmpi_type_t t;
+    int err = hmpi_type_get(type, count, &t);
+    if (err != MPI_SUCCESS)
+        return err;
+    *l = hmpi_layout_of(&t, count);
+    return MPI_SUCCESS;
+}
+
+hmpi_layout_t hmpi_layout_n(const hmpi_layout_t *one, int m)
+{
+    hmpi_layout_t l = *one;
+    l.size = one->size * (size_t)m;
+    if (one->contig && (m <= 1 || one->extent == (MPI_Aint)one->size)) {
+        l.span = l.size;
+        return l;
+    }
+    l.contig = 0;
+    MPI_Aint shift = (MPI_Aint)(m > 0 ? m - 1 : 0) * one->extent;
+    if (shift >= 0) {
+        l.span = one->span + (size_t)shift;
+    } else {
+        l.lo = one->lo + shift;
+        l.span = one->span + (size_t)-shift;
+    }
+    return l;
 }
 
 /* ---- MPI_BOTTOM ----------------------------------------------------------------------- */

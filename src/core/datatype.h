@@ -1,6 +1,7 @@
 /* datatype.h: the datatype cache (datatype.c): what the parts need to know of a
  * datatype: its packed size and whether count elements are one contiguous run of bytes
- * (then they move by memcpy, otherwise by MPI_Pack/MPI_Unpack of the MPI below). */
+ * (then they move by memcpy, otherwise by MPI_Pack/MPI_Unpack of the MPI below), and
+ * the one description of where count elements lie (hmpi_layout_t). */
 #ifndef HMPI_CORE_DATATYPE_H
 #define HMPI_CORE_DATATYPE_H
 
@@ -14,6 +15,7 @@ typedef struct {
     size_t size;     /* bytes of one element's data (MPI_Type_size) */
     MPI_Aint lb;     /* true lower bound: data of element 0 starts at buf + lb */
     MPI_Aint extent; /* distance between consecutive elements */
+    MPI_Aint textent; /* true extent: one element's data lies in [buf + lb, + textent) */
     int contig;      /* count elements are size*count bytes at buf + lb */
     int derived;     /* made by the program: it may free it while operations use it */
 } hmpi_type_t;
@@ -45,6 +47,7 @@ static inline void hmpi_type_fill(hmpi_type_t *t, const hmpi_type_entry_t *e, in
     t->size = e->size;
     t->lb = e->lb;
     t->extent = e->extent;
+    t->textent = e->textent;
     t->contig = count <= 1 ? e->dense : e->packed;
     t->derived = e->derived;
 }
@@ -61,6 +64,44 @@ static inline int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
     hmpi_type_fill(t, e, count);
     return MPI_SUCCESS;
 }
+
+/* count elements of a datatype at a buffer: where their bytes lie and how they move.
+ * The one layout that coll, rma and opi describe their buffers with (the cache's
+ * per-element hmpi_type_t is what it is made from). */
+typedef struct {
+    size_t size;     /* bytes of data (packed), of all count elements */
+    MPI_Aint extent; /* stride between elements */
+    MPI_Aint lo;     /* the data lies in [buf + lo, buf + lo + span) */
+    size_t span;
+    int contig; /* the data is exactly that span: memcpy moves it */
+} hmpi_layout_t;
+
+/* The layout of count elements (count >= 0) of the type t describes. No MPI call. */
+static inline hmpi_layout_t hmpi_layout_of(const hmpi_type_t *t, int count)
+{
+    hmpi_layout_t l = {t->size * (size_t)count, t->extent, t->lb, 0, t->contig};
+    if (t->contig) {
+        /* count elements are one run; several are strided by their size (packed), one
+         * alone may have a larger extent (a resized type): displacements need it. */
+        l.span = l.size;
+        if (count > 1)
+            l.extent = (MPI_Aint)t->size;
+    } else if (count == 0) {
+        l.lo = 0;
+    } else {
+        MPI_Aint shift = (MPI_Aint)(count - 1) * t->extent;
+        l.lo = shift < 0 ? t->lb + shift : t->lb;
+        l.span = (size_t)(t->textent + (shift < 0 ? -shift : shift));
+    }
+    return l;
+}
+
+/* Fills *l for count elements of type. Returns MPI_SUCCESS or an MPI error class
+ * (MPI_ERR_COUNT for a negative count). */
+int hmpi_layout_get(MPI_Datatype type, int count, hmpi_layout_t *l);
+
+/* The layout of m elements, from the layout of one. */
+hmpi_layout_t hmpi_layout_n(const hmpi_layout_t *one, int m);
 
 /* MPI_Pack and MPI_Unpack (MPI_COMM_SELF) of count elements of type at buf, also where
  * buf is MPI_BOTTOM and the type holds absolute addresses: MPICH refuses a NULL buffer

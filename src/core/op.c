@@ -1,6 +1,6 @@
 /* op.c: HMPI's own loops for the predefined reduction ops on the basic datatypes (no
- * call into the MPI below per slice: MPI_Reduce_local of one double costs about 30 ns, a
- * tenth of a small allreduce; docs/collectives.md), and the layouts of the basic
+ * call into the MPI below per slice, which costs a tenth of a small allreduce: figures in
+ * docs/collectives.md, "The algorithms"), and the layouts of the basic
  * datatypes without asking the MPI below. Everything else (MINLOC/MAXLOC pairs, long
  * double, complex, derived types, user ops) goes to MPI_Reduce_local. Results are those
  * of the MPI standard's definitions: integer arithmetic wraps, logical ops give 0 or 1.

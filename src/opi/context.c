@@ -294,29 +294,13 @@ void hmpi_opi_finalize(void)
 
 /* ---- datatypes ---------------------------------------------------------------------------- */
 
-int hmpi_opi_type_get(MPI_Datatype type, hmpi_opi_type_t *t)
+int hmpi_opi_layout(MPI_Datatype type, int count, hmpi_layout_t *l)
 {
-    int size;
-    MPI_Aint lb;
-    if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS ||
-        PMPI_Type_get_extent(type, &lb, &t->extent) != MPI_SUCCESS ||
-        PMPI_Type_get_true_extent(type, &t->tlb, &t->textent) != MPI_SUCCESS)
+    hmpi_type_t t;
+    if (hmpi_type_get(type, count, &t) != MPI_SUCCESS)
         return MPI_ERR_TYPE;
-    if (t->tlb < 0 || t->extent < 0 || t->textent < 0)
+    if (t.lb < 0 || t.extent < 0 || t.textent < 0)
         return hmpi_opi_code(OPI_E_TYPE);
-    t->size = (size_t)size;
+    *l = hmpi_layout_of(&t, count);
     return MPI_SUCCESS;
-}
-
-size_t hmpi_opi_span(int count, const hmpi_opi_type_t *t)
-{
-    if (count == 0 || t->size == 0)
-        return 0;
-    return (size_t)t->tlb + (size_t)(count - 1) * (size_t)t->extent + (size_t)t->textent;
-}
-
-int hmpi_opi_contig(int count, const hmpi_opi_type_t *t)
-{
-    return t->tlb == 0 && (MPI_Aint)t->size == t->textent &&
-           (count <= 1 || t->extent == t->textent);
 }

@@ -97,9 +97,9 @@ void hmpi_opi_give_shutdown(void)
         hmpi_opi_unlock();
         if (!left || time(NULL) - start >= PATIENCE_S)
             break;
-        hmpi_backoff(&b);
+        hmpi_wait_step(&b, 0); /* the one wait: local peers' messages move meanwhile too */
     }
-    hmpi_backoff_end(&b);
+    hmpi_wait_end(&b, HMPI_WAIT_OPI);
     hmpi_opi_lock();
     if (sends.n)
         hmpi_log_error("OPI: %d given buffer(s) never taken; leaving them to the MPI below",
@@ -166,7 +166,7 @@ static int give(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI
                 MPI_Request *req)
 {
     hmpi_opi_comm_t *oc = NULL;
-    hmpi_opi_type_t t;
+    hmpi_layout_t l;
     hmpi_opi_hdr_t *h = NULL;
     const char *fn = req ? "OPI_Igive" : "OPI_Give";
     HMPI_ENTER(fn);
@@ -182,7 +182,7 @@ static int give(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI
     if (!err && hmpi_check_type(type, "datatype"))
         err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is not committed", fn);
     if (!err)
-        err = hmpi_opi_type_get(type, &t);
+        err = hmpi_opi_layout(type, count, &l);
     if (!err && (tag < 0 || tag > hmpi_opi.tag_ub))
         err = hmpi_err_what(MPI_ERR_TAG, "%s: tag %d is outside 0..%d", fn, tag, hmpi_opi.tag_ub);
     if (!err && rank != MPI_PROC_NULL && (rank < 0 || rank >= oc->peers))
@@ -190,7 +190,7 @@ static int give(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI
                             fn, rank, oc->peers);
     if (!err)
         err = hmpi_opi_buf_claim(*ptr, OPI_GIVEN, &h);
-    if (!err && hmpi_opi_span(count, &t) > h->size) {
+    if (!err && hmpi_opi_span(&l) > h->size) {
         atomic_store_explicit(&h->state, OPI_STATE(hmpi_opi.me, OPI_HELD), memory_order_relaxed);
         err = hmpi_opi_code(OPI_E_TOO_SMALL);
     }
@@ -198,7 +198,7 @@ static int give(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI
         return hmpi_opi_raise(comm, err);
     hmpi_opi_pool_reclaim();
 
-    h->len = (uint64_t)count * t.size;
+    h->len = (uint64_t)l.size;
     if (rank == MPI_PROC_NULL) {
         err = req ? hmpi_opi_req_done(oc, 0, req) : 0;
         if (!err)

@@ -11,6 +11,7 @@
 
 #include "hmpi.h"
 #include "../core/comm.h"
+#include "../core/datatype.h"
 #include "../shm/queue.h"
 
 #include <assert.h>
@@ -128,17 +129,19 @@ static inline void hmpi_opi_unlock(void)
         hmpi_opi_unlock_slow();
 }
 
-/* Layout of a datatype. count elements occupy [tlb, span) bytes from the pointer. */
-typedef struct {
-    size_t size;        /* data bytes of one element */
-    MPI_Aint extent;
-    MPI_Aint tlb;       /* true lower bound */
-    MPI_Aint textent;   /* true extent */
-} hmpi_opi_type_t;
+/* The layout of count elements (count >= 0) of a committed type, which OPI lays out from
+ * a buffer's pointer: a negative true lower bound or extent is OPI_E_TYPE. Returns
+ * MPI_ERR_TYPE or OPI's code on error. */
+int hmpi_opi_layout(MPI_Datatype type, int count, hmpi_layout_t *l);
 
-int hmpi_opi_type_get(MPI_Datatype type, hmpi_opi_type_t *t); /* MPI_ERR_TYPE or OPI's */
-size_t hmpi_opi_span(int count, const hmpi_opi_type_t *t);    /* bytes from the pointer */
-int hmpi_opi_contig(int count, const hmpi_opi_type_t *t);     /* data == span, from offset 0 */
+/* Bytes from the pointer that the elements reach (0 when they hold no data). */
+static inline size_t hmpi_opi_span(const hmpi_layout_t *l)
+{
+    return l->size ? (size_t)l->lo + l->span : 0;
+}
+
+/* The data is one run from the pointer: memcpy moves it. */
+static inline int hmpi_opi_contig(const hmpi_layout_t *l) { return l->contig && l->lo == 0; }
 
 /* ---- pools (pool.c) ------------------------------------------------------------------- */
 

@@ -55,9 +55,9 @@ static int finish_local(void **ptr, size_t want, MPI_Status *st)
 
 /* MIXED: pkt received one message, err its receive's error. */
 static int finish_mixed(void **ptr, hmpi_opi_hdr_t *pkt, const hmpi_comm_t *hs, int count,
-                        MPI_Datatype type, const hmpi_opi_type_t *t, MPI_Status *st, int err)
+                        MPI_Datatype type, const hmpi_layout_t *l, MPI_Status *st, int err)
 {
-    size_t want = (size_t)count * t->size;
+    size_t want = l->size;
     if (err == MPI_SUCCESS && hs->local_of[st->MPI_SOURCE] >= 0) {
         *ptr = *(void **)pkt->data;
         hmpi_opi_pool_put(pkt);
@@ -69,12 +69,12 @@ static int finish_mixed(void **ptr, hmpi_opi_hdr_t *pkt, const hmpi_comm_t *hs, 
         err = MPI_ERR_TRUNCATE; /* the packet had room for at least a pointer */
     size_t have = (size_t)got < want ? (size_t)got : want;
     *ptr = pkt->data;
-    if (have && !hmpi_opi_contig(count, t)) { /* lay the packed elements out as type says */
+    if (have && !hmpi_opi_contig(l)) { /* lay the packed elements out as type says */
         hmpi_opi_hdr_t *q;
-        if (hmpi_opi_pool_get(hmpi_opi_span(count, t), &q) == MPI_SUCCESS) {
+        if (hmpi_opi_pool_get(hmpi_opi_span(l), &q) == MPI_SUCCESS) {
             int pos = 0;
-            PMPI_Unpack(pkt->data, (int)have, &pos, q->data, (int)(have / t->size), type,
-                        MPI_COMM_SELF);
+            PMPI_Unpack(pkt->data, (int)have, &pos, q->data,
+                        (int)(have / (l->size / (size_t)count)), type, MPI_COMM_SELF);
             hmpi_opi_pool_put(pkt);
             *ptr = q->data;
         } else if (err == MPI_SUCCESS) {
@@ -95,7 +95,7 @@ typedef struct take_op_s {
     int count;
     MPI_Datatype type;
     int holds_type;          /* a derived type, held until the take completes */
-    hmpi_opi_type_t t;
+    hmpi_layout_t l;
     struct take_op_s *next;  /* free list */
 } take_op_t;
 
@@ -138,9 +138,9 @@ static int take_poll(hmpi_req_t *r)
             return 0;
     }
     int err = st.MPI_ERROR;
-    size_t want = (size_t)op->count * op->t.size;
+    size_t want = op->l.size;
     if (op->pkt)
-        err = finish_mixed(op->ptr, op->pkt, op->hs, op->count, op->type, &op->t, &st, err);
+        err = finish_mixed(op->ptr, op->pkt, op->hs, op->count, op->type, &op->l, &st, err);
     else if (err == MPI_SUCCESS)
         err = finish_local(op->ptr, want, &st);
     st.MPI_ERROR = err;
@@ -151,15 +151,15 @@ static int take_poll(hmpi_req_t *r)
     return 1;
 }
 
-static int itake_polled(void **ptr, int count, MPI_Datatype type, const hmpi_opi_type_t *t,
-                        int rank, int tag, route_t route, const hmpi_opi_comm_t *oc, MPI_Comm comm,
+static int itake_polled(void **ptr, int count, MPI_Datatype type, const hmpi_layout_t *l, int rank,
+                        int tag, route_t route, const hmpi_opi_comm_t *oc, MPI_Comm comm,
                         MPI_Request *req)
 {
     take_op_t *op = op_new();
     if (!op)
         return MPI_ERR_NO_MEM;
-    *op = (take_op_t){.ptr = ptr, .hs = oc->hs, .count = count, .type = type, .t = *t};
-    size_t cap = (size_t)count * t->size;
+    *op = (take_op_t){.ptr = ptr, .hs = oc->hs, .count = count, .type = type, .l = *l};
+    size_t cap = l->size;
     cap = cap < sizeof(void *) ? sizeof(void *) : cap;
     int err = MPI_SUCCESS;
     if (route == ROUTE_MIXED)
@@ -202,7 +202,7 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const hmpi_opi
 /* ---- the API ------------------------------------------------------------------------------------ */
 
 static int check_take(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI_Comm comm,
-                      hmpi_opi_comm_t **oc_p, hmpi_opi_type_t *t, const char *fn)
+                      hmpi_opi_comm_t **oc_p, hmpi_layout_t *l, const char *fn)
 {
     HMPI_ENTER(fn);
     int err = hmpi_opi_ready();
@@ -217,7 +217,7 @@ static int check_take(void **ptr, int count, MPI_Datatype type, int rank, int ta
     if (!err && hmpi_check_type(type, "datatype"))
         err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is not committed", fn);
     if (!err)
-        err = hmpi_opi_type_get(type, t);
+        err = hmpi_opi_layout(type, count, l);
     if (!err && tag != MPI_ANY_TAG && (tag < 0 || tag > hmpi_opi.tag_ub))
         err = hmpi_err_what(MPI_ERR_TAG, "%s: tag %d is outside 0..%d and not MPI_ANY_TAG", fn, tag,
                             hmpi_opi.tag_ub);
@@ -234,13 +234,13 @@ int OPI_Take(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MP
              MPI_Status *status)
 {
     hmpi_opi_comm_t *oc = NULL;
-    hmpi_opi_type_t t;
-    int err = check_take(ptr, count, datatype, rank, tag, comm, &oc, &t, "OPI_Take");
+    hmpi_layout_t l;
+    int err = check_take(ptr, count, datatype, rank, tag, comm, &oc, &l, "OPI_Take");
     if (err)
         return hmpi_opi_raise(comm, err);
     MPI_Status st;
     st.MPI_ERROR = MPI_SUCCESS;
-    size_t want = (size_t)count * t.size, cap = want < sizeof(void *) ? sizeof(void *) : want;
+    size_t want = l.size, cap = want < sizeof(void *) ? sizeof(void *) : want;
     hmpi_opi_hdr_t *h = NULL;
     if (rank == MPI_PROC_NULL) {
         *ptr = NULL;
@@ -253,7 +253,7 @@ int OPI_Take(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MP
                 err = finish_local(ptr, want, &st);
             break;
         case ROUTE_REMOTE:
-            if ((err = hmpi_opi_pool_get(hmpi_opi_span(count, &t), &h)) != MPI_SUCCESS)
+            if ((err = hmpi_opi_pool_get(hmpi_opi_span(&l), &h)) != MPI_SUCCESS)
                 break;
             err = hmpi_self_Recv(h->data, count, datatype, rank, tag, oc->shadow, &st);
             *ptr = h->data; /* even truncated: the buffer is the caller's to free */
@@ -263,7 +263,7 @@ int OPI_Take(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MP
                 err = MPI_ERR_COUNT;
             else if ((err = hmpi_opi_pool_get(cap, &h)) == MPI_SUCCESS) {
                 err = hmpi_self_Recv(h->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow, &st);
-                err = finish_mixed(ptr, h, oc->hs, count, datatype, &t, &st, err);
+                err = finish_mixed(ptr, h, oc->hs, count, datatype, &l, &st, err);
             }
             break;
         }
@@ -277,8 +277,8 @@ int OPI_Itake(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, M
               MPI_Request *request)
 {
     hmpi_opi_comm_t *oc = NULL;
-    hmpi_opi_type_t t;
-    int err = check_take(ptr, count, datatype, rank, tag, comm, &oc, &t, "OPI_Itake");
+    hmpi_layout_t l;
+    int err = check_take(ptr, count, datatype, rank, tag, comm, &oc, &l, "OPI_Itake");
     if (!err && !request)
         err = hmpi_err_what(MPI_ERR_REQUEST, "OPI_Itake: request is NULL");
     if (err)
@@ -289,7 +289,7 @@ int OPI_Itake(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, M
         err = hmpi_opi_req_done(oc, 1, request);
     } else if (route == ROUTE_REMOTE) {
         hmpi_opi_hdr_t *h;
-        if ((err = hmpi_opi_pool_get(hmpi_opi_span(count, &t), &h)) == MPI_SUCCESS) {
+        if ((err = hmpi_opi_pool_get(hmpi_opi_span(&l), &h)) == MPI_SUCCESS) {
             err = hmpi_self_Irecv(h->data, count, datatype, rank, tag, oc->shadow, request);
             if (err)
                 hmpi_opi_pool_put(h);
@@ -297,7 +297,7 @@ int OPI_Itake(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, M
                 *ptr = h->data;
         }
     } else {
-        err = itake_polled(ptr, count, datatype, &t, rank, tag, route, oc, comm, request);
+        err = itake_polled(ptr, count, datatype, &l, rank, tag, route, oc, comm, request);
     }
     return hmpi_opi_raise(comm, err);
 }

@@ -133,7 +133,7 @@ static int check_elem(MPI_Op op, const hmpi_rma_buf_t *o, const hmpi_rma_region_
 {
     *elem_p = MPI_DATATYPE_NULL;
     *size_p = 1;
-    if (op == MPI_NO_OP || op == MPI_REPLACE || r->bytes == 0)
+    if (op == MPI_NO_OP || op == MPI_REPLACE || r->l.size == 0)
         return MPI_SUCCESS;
     size_t named;
     if (o->type == r->type && hmpi_rma_op_named(r->type, &named)) { /* the common case */
@@ -169,7 +169,7 @@ static int acc_local(hmpi_win_t *w, int t, const hmpi_rma_buf_t *o, const hmpi_r
     int err = hmpi_rma_region(w, &w->mem[t], disp, count, type, &r);
     if (err != MPI_SUCCESS)
         return err;
-    if ((op != MPI_NO_OP && o->bytes != r.bytes) || (res && res->bytes != r.bytes))
+    if ((op != MPI_NO_OP && o->l.size != r.l.size) || (res && res->l.size != r.l.size))
         return MPI_ERR_TYPE;
     MPI_Datatype elem;
     size_t elem_size;
@@ -178,10 +178,10 @@ static int acc_local(hmpi_win_t *w, int t, const hmpi_rma_buf_t *o, const hmpi_r
 
     const void *in = NULL; /* the origin's data, packed */
     void *opacked = NULL, *tpacked = NULL;
-    if (op != MPI_NO_OP && r.bytes > 0) {
-        if (o->contig) {
-            in = (const char *)o->addr + o->lb;
-        } else if ((opacked = hmpi_heap_malloc(r.bytes)) == NULL ||
+    if (op != MPI_NO_OP && r.l.size > 0) {
+        if (o->l.contig) {
+            in = (const char *)o->addr + o->l.lo;
+        } else if ((opacked = hmpi_heap_malloc(r.l.size)) == NULL ||
                    (err = hmpi_rma_pack(o, opacked)) != MPI_SUCCESS) {
             hmpi_heap_free(opacked);
             return err ? err : MPI_ERR_NO_MEM;
@@ -190,8 +190,9 @@ static int acc_local(hmpi_win_t *w, int t, const hmpi_rma_buf_t *o, const hmpi_r
         }
     }
     /* The target's data, packed: in place when it is contiguous in the heap. */
-    int in_place = r.path == HMPI_RMA_DIRECT && r.contig;
-    char *tdata = in_place ? r.addr + r.lb : (tpacked = hmpi_heap_malloc(r.bytes ? r.bytes : 1));
+    int in_place = r.path == HMPI_RMA_DIRECT && r.l.contig;
+    char *tdata =
+        in_place ? r.addr + r.l.lo : (tpacked = hmpi_heap_malloc(r.l.size ? r.l.size : 1));
     if (!tdata) {
         hmpi_heap_free(opacked);
         return MPI_ERR_NO_MEM;
@@ -202,14 +203,14 @@ static int acc_local(hmpi_win_t *w, int t, const hmpi_rma_buf_t *o, const hmpi_r
     if (err == MPI_SUCCESS && res)
         err = hmpi_rma_unpack(tdata, res);
     if (err == MPI_SUCCESS && in)
-        err = apply(op, in, tdata, r.bytes, elem, elem_size);
+        err = apply(op, in, tdata, r.l.size, elem, elem_size);
     if (err == MPI_SUCCESS && in && !in_place)
         err = hmpi_rma_write(&r, tdata);
     hmpi_rma_acc_unlock(w, w->mem[t].wl);
     hmpi_heap_free(tpacked);
     hmpi_heap_free(opacked);
     if (err == MPI_SUCCESS)
-        hmpi_rma_count_local(HMPI_RMA_ACC, r.bytes, r.path == HMPI_RMA_CMA);
+        hmpi_rma_count_local(HMPI_RMA_ACC, r.l.size, r.path == HMPI_RMA_CMA);
     return err;
 }
 
@@ -221,25 +222,25 @@ static int cas_local(hmpi_win_t *w, int t, const void *origin, const void *compa
     int err = hmpi_rma_region(w, &w->mem[t], disp, 1, type, &r);
     if (err != MPI_SUCCESS)
         return err;
-    if (!r.contig || r.bytes > 64)
+    if (!r.l.contig || r.l.size > 64)
         return MPI_ERR_TYPE; /* one predefined element */
     unsigned char old[64];
     int in_place = r.path == HMPI_RMA_DIRECT;
     hmpi_rma_acc_lock(w, w->mem[t].wl);
     if (in_place)
-        memcpy(old, r.addr + r.lb, r.bytes);
+        memcpy(old, r.addr + r.l.lo, r.l.size);
     else
         err = hmpi_rma_read(&r, old);
-    if (err == MPI_SUCCESS && memcmp(old, compare, r.bytes) == 0) {
+    if (err == MPI_SUCCESS && memcmp(old, compare, r.l.size) == 0) {
         if (in_place)
-            memcpy(r.addr + r.lb, origin, r.bytes);
+            memcpy(r.addr + r.l.lo, origin, r.l.size);
         else
             err = hmpi_rma_write(&r, origin);
     }
     hmpi_rma_acc_unlock(w, w->mem[t].wl);
     if (err == MPI_SUCCESS) {
-        memcpy(result, old, r.bytes);
-        hmpi_rma_count_local(HMPI_RMA_ACC, r.bytes, r.path == HMPI_RMA_CMA);
+        memcpy(result, old, r.l.size);
+        hmpi_rma_count_local(HMPI_RMA_ACC, r.l.size, r.path == HMPI_RMA_CMA);
     }
     return err;
 }

@@ -24,12 +24,7 @@ int hmpi_rma_buf(const void *addr, int count, MPI_Datatype type, hmpi_rma_buf_t 
     int err = hmpi_type_get(type, count, &t);
     if (err != MPI_SUCCESS)
         return err;
-    b_p->addr = (void *)addr;
-    b_p->count = count;
-    b_p->type = type;
-    b_p->bytes = t.size * (size_t)count;
-    b_p->lb = t.lb;
-    b_p->contig = t.contig;
+    *b_p = (hmpi_rma_buf_t){(void *)addr, count, type, hmpi_layout_of(&t, count)};
     return MPI_SUCCESS;
 }
 
@@ -40,28 +35,19 @@ int hmpi_rma_region(const hmpi_win_t *w, const hmpi_rma_member_t *m, MPI_Aint di
     int err = hmpi_rma_buf(NULL, count, type, &b);
     if (err != MPI_SUCCESS)
         return err;
-    hmpi_rma_region_t r = {.count = count, .type = type, .bytes = b.bytes, .lb = b.lb,
-                           .contig = b.contig, .path = m->path, .pid = m->pid};
-    if (b.bytes == 0) {
-        r.lo = r.hi = 0;
-    } else if (b.contig) {
-        r.lo = b.lb;
-        r.hi = b.lb + (MPI_Aint)b.bytes;
-    } else {
-        MPI_Aint lb, extent, tlb, textent;
-        PMPI_Type_get_extent(type, &lb, &extent);
-        PMPI_Type_get_true_extent(type, &tlb, &textent);
-        MPI_Aint step = (MPI_Aint)(count - 1) * extent;
-        r.lo = tlb + (step < 0 ? step : 0);
-        r.hi = tlb + textent + (step > 0 ? step : 0);
+    hmpi_rma_region_t r = {.count = count, .type = type, .l = b.l, .path = m->path, .pid = m->pid};
+    if (r.l.size == 0) { /* touches nothing: no range to check */
+        r.l.lo = 0;
+        r.l.span = 0;
     }
     if (w->dynamic) { /* the displacement is an address of the target's */
         r.addr = (char *)(uintptr_t)disp;
-        if (r.hi > r.lo && hmpi_heap_is_shared_range(r.addr + r.lo, (size_t)(r.hi - r.lo)))
+        if (r.l.span > 0 && hmpi_heap_is_shared_range(r.addr + r.l.lo, r.l.span))
             r.path = HMPI_RMA_DIRECT;
     } else {
         MPI_Aint off = disp * m->disp_unit;
-        if (r.hi > r.lo && (disp < 0 || off + r.lo < 0 || off + r.hi > (MPI_Aint)m->size))
+        if (r.l.span > 0 &&
+            (disp < 0 || off + r.l.lo < 0 || off + r.l.lo + (MPI_Aint)r.l.span > (MPI_Aint)m->size))
             return MPI_ERR_RMA_RANGE;
         /* a remote member's base is an address in another node: never used here */
         r.addr = m->path == HMPI_RMA_BELOW ? NULL : m->base + off;
@@ -109,7 +95,7 @@ static int cma_move(pid_t pid, struct iovec *local, struct iovec *remote, size_t
 
 static int cma_contig(const hmpi_rma_region_t *r, void *buf, int write)
 {
-    struct iovec local = {buf, r->bytes}, remote = {r->addr + r->lb, r->bytes};
+    struct iovec local = {buf, r->l.size}, remote = {r->addr + r->l.lo, r->l.size};
     return cma_move(r->pid, &local, &remote, 1, write);
 }
 
@@ -119,24 +105,24 @@ static int cma_contig(const hmpi_rma_region_t *r, void *buf, int write)
  * runs move, so bytes between them, which other origins may be writing, are not. */
 static int cma_scatter(const hmpi_rma_region_t *r, void *packed, int write)
 {
-    size_t span = (size_t)(r->hi - r->lo);
-    if (r->bytes > INT_MAX)
+    size_t span = r->l.span;
+    if (r->l.size > INT_MAX)
         return MPI_ERR_COUNT;
     unsigned char *map = hmpi_heap_calloc(span, 1);
     unsigned char *stage = hmpi_heap_malloc(span);
-    unsigned char *ones = hmpi_heap_malloc(r->bytes);
+    unsigned char *ones = hmpi_heap_malloc(r->l.size);
     struct iovec *iov = NULL;
     int err = MPI_ERR_NO_MEM;
     if (!map || !stage || !ones)
         goto out;
-    memset(ones, 0xFF, r->bytes);
+    memset(ones, 0xFF, r->l.size);
     int pos = 0;
     /* the type's displacements are relative to addr; the span starts at addr + lo (an
      * origin computed so may even be NULL: the MPI_BOTTOM-proof pack and unpack) */
-    void *map_origin = (void *)((uintptr_t)map - (uintptr_t)r->lo);
-    void *stage_origin = (void *)((uintptr_t)stage - (uintptr_t)r->lo);
+    void *map_origin = (void *)((uintptr_t)map - (uintptr_t)r->l.lo);
+    void *stage_origin = (void *)((uintptr_t)stage - (uintptr_t)r->l.lo);
     err = MPI_ERR_TYPE;
-    if (hmpi_type_unpack(ones, (int)r->bytes, &pos, map_origin, r->count, r->type))
+    if (hmpi_type_unpack(ones, (int)r->l.size, &pos, map_origin, r->count, r->type))
         goto out;
     size_t nruns = 0;
     for (size_t i = 0; i < span; i++)
@@ -154,18 +140,18 @@ static int cma_scatter(const hmpi_rma_region_t *r, void *packed, int write)
         while (j < span && map[j])
             j++;
         iov[k] = (struct iovec){stage + i, j - i};
-        iov[nruns + k] = (struct iovec){r->addr + r->lo + i, j - i};
+        iov[nruns + k] = (struct iovec){r->addr + r->l.lo + i, j - i};
         k++;
         i = j;
     }
     err = MPI_ERR_TYPE;
     pos = 0;
-    if (write && hmpi_type_unpack(packed, (int)r->bytes, &pos, stage_origin, r->count, r->type))
+    if (write && hmpi_type_unpack(packed, (int)r->l.size, &pos, stage_origin, r->count, r->type))
         goto out;
     if ((err = cma_move(r->pid, iov, iov + nruns, nruns, write)) != MPI_SUCCESS)
         goto out;
     err = MPI_SUCCESS;
-    if (!write && hmpi_type_pack(stage_origin, r->count, r->type, packed, (int)r->bytes, &pos))
+    if (!write && hmpi_type_pack(stage_origin, r->count, r->type, packed, (int)r->l.size, &pos))
         err = MPI_ERR_TYPE;
 out:
     hmpi_heap_free(iov);
@@ -179,79 +165,75 @@ out:
 
 int hmpi_rma_write(const hmpi_rma_region_t *r, const void *packed)
 {
-    if (r->bytes == 0)
+    if (r->l.size == 0)
         return MPI_SUCCESS;
     if (r->path == HMPI_RMA_CMA)
-        return r->contig ? cma_contig(r, (void *)packed, 1) : cma_scatter(r, (void *)packed, 1);
-    if (r->contig) {
-        memcpy(r->addr + r->lb, packed, r->bytes);
+        return r->l.contig ? cma_contig(r, (void *)packed, 1) : cma_scatter(r, (void *)packed, 1);
+    if (r->l.contig) {
+        memcpy(r->addr + r->l.lo, packed, r->l.size);
         return MPI_SUCCESS;
     }
     int pos = 0;
-    if (r->bytes > INT_MAX)
+    if (r->l.size > INT_MAX)
         return MPI_ERR_COUNT;
-    return hmpi_type_unpack(packed, (int)r->bytes, &pos, r->addr, r->count, r->type)
-               ? MPI_ERR_TYPE
-               : MPI_SUCCESS;
+    return hmpi_type_unpack(packed, (int)r->l.size, &pos, r->addr, r->count, r->type) ? MPI_ERR_TYPE
+                                                                                      : MPI_SUCCESS;
 }
 
 int hmpi_rma_read(const hmpi_rma_region_t *r, void *packed)
 {
-    if (r->bytes == 0)
+    if (r->l.size == 0)
         return MPI_SUCCESS;
     if (r->path == HMPI_RMA_CMA)
-        return r->contig ? cma_contig(r, packed, 0) : cma_scatter(r, packed, 0);
-    if (r->contig) {
-        memcpy(packed, r->addr + r->lb, r->bytes);
+        return r->l.contig ? cma_contig(r, packed, 0) : cma_scatter(r, packed, 0);
+    if (r->l.contig) {
+        memcpy(packed, r->addr + r->l.lo, r->l.size);
         return MPI_SUCCESS;
     }
     int pos = 0;
-    if (r->bytes > INT_MAX)
+    if (r->l.size > INT_MAX)
         return MPI_ERR_COUNT;
-    return hmpi_type_pack(r->addr, r->count, r->type, packed, (int)r->bytes, &pos)
-               ? MPI_ERR_TYPE
-               : MPI_SUCCESS;
+    return hmpi_type_pack(r->addr, r->count, r->type, packed, (int)r->l.size, &pos) ? MPI_ERR_TYPE
+                                                                                    : MPI_SUCCESS;
 }
 
 /* ---- origin-side buffers ----------------------------------------------------------------- */
 
 int hmpi_rma_pack(const hmpi_rma_buf_t *b, void *packed)
 {
-    if (b->contig) {
-        memcpy(packed, (const char *)b->addr + b->lb, b->bytes);
+    if (b->l.contig) {
+        memcpy(packed, (const char *)b->addr + b->l.lo, b->l.size);
         return MPI_SUCCESS;
     }
     int pos = 0;
-    if (b->bytes > INT_MAX)
+    if (b->l.size > INT_MAX)
         return MPI_ERR_COUNT;
-    return hmpi_type_pack(b->addr, b->count, b->type, packed, (int)b->bytes, &pos)
-               ? MPI_ERR_TYPE
-               : MPI_SUCCESS;
+    return hmpi_type_pack(b->addr, b->count, b->type, packed, (int)b->l.size, &pos) ? MPI_ERR_TYPE
+                                                                                    : MPI_SUCCESS;
 }
 
 int hmpi_rma_unpack(const void *packed, const hmpi_rma_buf_t *b)
 {
-    if (b->contig) {
-        memcpy((char *)b->addr + b->lb, packed, b->bytes);
+    if (b->l.contig) {
+        memcpy((char *)b->addr + b->l.lo, packed, b->l.size);
         return MPI_SUCCESS;
     }
     int pos = 0;
-    if (b->bytes > INT_MAX)
+    if (b->l.size > INT_MAX)
         return MPI_ERR_COUNT;
-    return hmpi_type_unpack(packed, (int)b->bytes, &pos, b->addr, b->count, b->type)
-               ? MPI_ERR_TYPE
-               : MPI_SUCCESS;
+    return hmpi_type_unpack(packed, (int)b->l.size, &pos, b->addr, b->count, b->type) ? MPI_ERR_TYPE
+                                                                                      : MPI_SUCCESS;
 }
 
 int hmpi_rma_put(const hmpi_rma_buf_t *o, const hmpi_rma_region_t *r)
 {
-    if (r->bytes == 0)
+    if (r->l.size == 0)
         return MPI_SUCCESS;
-    if (o->contig)
-        return hmpi_rma_write(r, (const char *)o->addr + o->lb);
-    if (r->path == HMPI_RMA_DIRECT && r->contig) /* pack straight into the target */
-        return hmpi_rma_pack(o, r->addr + r->lb);
-    void *tmp = hmpi_heap_malloc(r->bytes);
+    if (o->l.contig)
+        return hmpi_rma_write(r, (const char *)o->addr + o->l.lo);
+    if (r->path == HMPI_RMA_DIRECT && r->l.contig) /* pack straight into the target */
+        return hmpi_rma_pack(o, r->addr + r->l.lo);
+    void *tmp = hmpi_heap_malloc(r->l.size);
     if (!tmp)
         return MPI_ERR_NO_MEM;
     int err = hmpi_rma_pack(o, tmp);
@@ -263,13 +245,13 @@ int hmpi_rma_put(const hmpi_rma_buf_t *o, const hmpi_rma_region_t *r)
 
 int hmpi_rma_get(const hmpi_rma_buf_t *o, const hmpi_rma_region_t *r)
 {
-    if (r->bytes == 0)
+    if (r->l.size == 0)
         return MPI_SUCCESS;
-    if (o->contig)
-        return hmpi_rma_read(r, (char *)o->addr + o->lb);
-    if (r->path == HMPI_RMA_DIRECT && r->contig) /* unpack straight from the target */
-        return hmpi_rma_unpack(r->addr + r->lb, o);
-    void *tmp = hmpi_heap_malloc(r->bytes);
+    if (o->l.contig)
+        return hmpi_rma_read(r, (char *)o->addr + o->l.lo);
+    if (r->path == HMPI_RMA_DIRECT && r->l.contig) /* unpack straight from the target */
+        return hmpi_rma_unpack(r->addr + r->l.lo, o);
+    void *tmp = hmpi_heap_malloc(r->l.size);
     if (!tmp)
         return MPI_ERR_NO_MEM;
     int err = hmpi_rma_read(r, tmp);

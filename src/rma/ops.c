@@ -24,13 +24,13 @@ static int move_local(hmpi_win_t *w, int kind, const side_t *o, int target, MPI_
     int err = hmpi_rma_buf(o->addr, o->count, o->type, &b);
     if (err == MPI_SUCCESS)
         err = hmpi_rma_region(w, &w->mem[target], disp, count, type, &r);
-    if (err == MPI_SUCCESS && b.bytes != r.bytes)
+    if (err == MPI_SUCCESS && b.l.size != r.l.size)
         err = MPI_ERR_TYPE; /* type signatures of origin and target differ */
     if (err != MPI_SUCCESS)
         return err;
     err = kind == HMPI_RMA_PUT ? hmpi_rma_put(&b, &r) : hmpi_rma_get(&b, &r);
     if (err == MPI_SUCCESS)
-        hmpi_rma_count_local(kind, r.bytes, r.path == HMPI_RMA_CMA);
+        hmpi_rma_count_local(kind, r.l.size, r.path == HMPI_RMA_CMA);
     return err;
 }
 

@@ -178,10 +178,8 @@ typedef struct {
     char *addr;         /* the target buffer: base + disp * disp_unit (dynamic: disp) */
     int count;
     MPI_Datatype type;
-    size_t bytes;       /* packed size */
-    MPI_Aint lb;        /* contiguous data starts at addr + lb */
-    int contig;
-    MPI_Aint lo, hi;    /* the bytes touched are [addr + lo, addr + hi) */
+    hmpi_layout_t l;    /* the bytes touched are [addr + l.lo, + l.span); none when
+                           l.size is 0 (then l.lo and l.span are 0) */
     uint8_t path;       /* DIRECT or CMA */
     pid_t pid;
 } hmpi_rma_region_t;
@@ -191,9 +189,7 @@ typedef struct {
     void *addr;
     int count;
     MPI_Datatype type;
-    size_t bytes;
-    MPI_Aint lb;
-    int contig;
+    hmpi_layout_t l; /* where the data lies from addr (core/datatype.h) */
 } hmpi_rma_buf_t;
 
 /* Describes target region and checks it lies inside the target's window. Returns

@@ -2,10 +2,9 @@
  * (a receiver copying a send buffer in place) is left shared between the two caches;
  * the first store to each of its lines must then invalidate the other core's copy.
  * A program's own store loop pays that a few lines at a time (presumably what its store
- * buffer holds, at eight 8-byte stores a line): filling an 8 KiB face with a strided pack
- * loop took 18 us against 1.7 us into lines it owned (AMD EPYC VM,
- * docs/performance-history.md, the stencil). One store per line, all lines in flight,
- * takes them back in ~2 us.
+ * buffer holds, at eight 8-byte stores a line), ten times slower than into lines it owns;
+ * one store per line, all lines in flight, takes them back about as fast as the program
+ * would fill them (figures: docs/performance-history.md, "The program's own compute").
  * hmpi_cache_own does that with a byte read and written back unchanged, inside
  * [p, p + len) only, so no byte outside the buffer is touched and no byte inside it
  * changes value. Only where it was measured (x86-64); elsewhere nothing. No MPI. */
