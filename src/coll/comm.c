@@ -93,8 +93,8 @@ static size_t half_stride_of(size_t cap)
 /* Two halves, the meeting line (used in member 0's slot only), the broadcast ring. */
 static void *new_slot(size_t cap)
 {
-    size_t bytes = 2 * half_stride_of(cap) + HMPI_CACHE_LINE +
-                   HMPI_COLL_RING * sizeof(hmpi_coll_ring_t);
+    size_t bytes =
+        2 * half_stride_of(cap) + HMPI_CACHE_LINE + HMPI_COLL_RING * sizeof(hmpi_coll_ring_t);
     void *slot = hmpi_heap_shared_alloc(bytes);
     if (slot)
         memset(slot, 0, bytes);
@@ -166,9 +166,13 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
 
     size_t cap = (size_t)hmpi_knobs.COLL_INLINE_MAX;
     s->my_slot = new_slot(cap);
-    setup_rec_t mine = {(uint64_t)(uintptr_t)s->my_slot, hmpi_node.id, (uint32_t)cap,
-                        (uint32_t)hmpi_knobs.COLL_LINE_MAX, (uint32_t)hmpi_knobs.COLL_FLAT_MAX,
-                        (uint32_t)hmpi_knobs.COLL_RADIX, 0};
+    setup_rec_t mine = {(uint64_t)(uintptr_t)s->my_slot,
+                        hmpi_node.id,
+                        (uint32_t)cap,
+                        (uint32_t)hmpi_knobs.COLL_LINE_MAX,
+                        (uint32_t)hmpi_knobs.COLL_FLAT_MAX,
+                        (uint32_t)hmpi_knobs.COLL_RADIX,
+                        0};
     /* Nonblocking, waited for with point-to-point progress: a member may post a receive
      * and then enter this first collective while a peer, not here yet, waits in a
      * synchronous send for that receive's match (hmpi_p2p_below_wait). Once it is
