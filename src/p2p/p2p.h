@@ -67,8 +67,8 @@ typedef struct hmpi_req_s {
 } hmpi_req_t;
 
 /* A request all zero but for below (MPI_REQUEST_NULL). memset compiles to `rep stos`
- * for this size, which cost 14% of the 8-byte message rate (perf, cpu-clock): plain
- * 16-byte stores instead. */
+ * for this size, which slowed the 8-byte message rate (docs/performance-history.md,
+ * "Figures that were in code comments"): plain 16-byte stores instead. */
 typedef uint64_t hmpi_req_words_t __attribute__((vector_size(16), aligned(8), may_alias));
 static inline void hmpi_req_zero(hmpi_req_t *r)
 {

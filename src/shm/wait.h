@@ -45,7 +45,8 @@ typedef struct {
  * where a spinning waiter only delays the rank it waits for (node.c sets
  * hmpi_spin_limit at MPI_Init; HMPI_SPIN). The first HMPI_SPIN_EARLY steps compare
  * with a constant: most waits end there without touching the global (reading it on
- * every step cost 30% on a 2-rank 256 KiB allreduce, docs/performance-history.md). */
+ * every step slowed a 2-rank allreduce: docs/performance-history.md, "More ranks than
+ * cores"). */
 enum { HMPI_SPIN_EARLY = 16, HMPI_SPIN_DEDICATED = 256 };
 extern unsigned hmpi_spin_limit;
 
