@@ -137,6 +137,12 @@ int hmpi_p2p_lanes_alloc(void)
             break;
         }
     }
+    /* The node holds lane_k x nlocal^2 envelopes: past HMPI_LANE_TOTAL per rank, fewer
+     * slots per lane (the same on every rank: one node size, knobs checked below). */
+    while (hmpi_knobs.LANE_TOTAL > 0 && hmpi_p2p_engine.lane_k > 4 &&
+           (uint64_t)hmpi_p2p_engine.lane_k * (uint64_t)hmpi_p2p_engine.nlocal >
+               (uint64_t)hmpi_knobs.LANE_TOTAL)
+        hmpi_p2p_engine.lane_k /= 2;
     hmpi_p2p_engine.lane_bytes = (size_t)hmpi_p2p_engine.lane_k * hmpi_p2p_engine.env_bytes;
     hmpi_p2p_engine.lane_out =
         hmpi_p2p_engine.lane_k

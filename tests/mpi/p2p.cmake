@@ -108,6 +108,23 @@ add_test(NAME mpi.p2p_ordering_lanes.np8x5 COMMAND sh -c
   ${HMPI_MPIEXEC} ${HMPI_MPIEXEC_FLAGS} -n 8 $<TARGET_FILE:p2p_ordering>)
 set_tests_properties(mpi.p2p_ordering_lanes.np8x5 PROPERTIES TIMEOUT 200 LABELS mpi
   PROCESSORS 2 ENVIRONMENT "${_stats_env}")
+# Smaller lanes keep the order too: one slot, four (HMPI_LANE_TOTAL=32 halves the 64
+# slots down to 4 at 8 ranks, as the default total does on nodes of 256 ranks and more)
+# and none (every message by the queue), each way counted.
+foreach(v "slots1|HMPI_LANE_SLOTS=1|--each=msgs_lane>=1"
+          "total32|HMPI_LANE_TOTAL=32|--each=msgs_lane>=1|--output=lanes: 4 slots"
+          "slots0|HMPI_LANE_SLOTS=0|--each=msgs_lane==0")
+  string(REPLACE "|" ";" v "${v}")
+  list(GET v 0 name)
+  list(GET v 1 knob)
+  list(SUBLIST v 2 -1 want)
+  add_test(NAME mpi.p2p_ordering_lanes.${name}.np8 COMMAND ${HMPI_PYTHON3}
+    ${PROJECT_SOURCE_DIR}/tests/fortran/stats_check.py --ranks 8 --timeout 110
+    ${want} --each=msgs_remote==0 --output=p2p_ordering:\ OK --
+    ${HMPI_MPIEXEC} ${HMPI_MPIEXEC_FLAGS} -n 8 $<TARGET_FILE:p2p_ordering>)
+  set_tests_properties(mpi.p2p_ordering_lanes.${name}.np8 PROPERTIES TIMEOUT 120 LABELS mpi
+    PROCESSORS 2 ENVIRONMENT "${_stats_env};${knob};HMPI_VERBOSE=2")
+endforeach()
 
 # The pipelined bounce at an odd chunk and without process_vm_readv, so every size of
 # p2p_pipe (to 1 MiB + 3) goes by it, chunk boundaries falling anywhere; the counters
