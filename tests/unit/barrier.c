@@ -7,6 +7,7 @@
  * cell (and, under ThreadSanitizer, as a data race). */
 #include "shm/barrier.h"
 #include "../check.h"
+#include "procs.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -84,18 +85,7 @@ static void with_processes(uint32_t n)
     char *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(map != MAP_FAILED, "mmap");
     shared_t sh = {map, n, (uint32_t *)(void *)(map + flag_bytes)};
-    pid_t pid[MAX_N];
-    for (uint32_t i = 0; i < n; i++) {
-        pid[i] = fork();
-        CHECK(pid[i] >= 0, "fork");
-        if (pid[i] == 0)
-            _exit(run(&sh, i) ? 1 : 0);
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        int st;
-        CHECK(waitpid(pid[i], &st, 0) == pid[i], "waitpid");
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "process member %u saw stale cells", i);
-    }
+    PROCS_RUN(n, run, &sh, "saw stale cells");
     munmap(map, bytes);
 }
 

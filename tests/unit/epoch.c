@@ -11,6 +11,7 @@
  * half still read shows as a wrong word (and, under ThreadSanitizer, as a race). */
 #include "shm/epoch.h"
 #include "../check.h"
+#include "procs.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -210,18 +211,7 @@ static void with_processes(int n)
     void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(map != MAP_FAILED, "mmap");
     shared_t sh = {map, n};
-    pid_t pid[MAX_N];
-    for (int i = 0; i < n; i++) {
-        pid[i] = fork();
-        CHECK(pid[i] >= 0, "fork");
-        if (pid[i] == 0)
-            _exit(run(&sh, i) ? 1 : 0);
-    }
-    for (int i = 0; i < n; i++) {
-        int st;
-        CHECK(waitpid(pid[i], &st, 0) == pid[i], "waitpid");
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "process member %d read wrong halves", i);
-    }
+    PROCS_RUN(n, run, &sh, "read wrong halves");
     munmap(map, bytes);
 }
 

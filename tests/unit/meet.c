@@ -8,6 +8,7 @@
  * after the meeting show as a wrong value (and, under ThreadSanitizer, as a race). */
 #include "shm/meet.h"
 #include "../check.h"
+#include "procs.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -127,18 +128,7 @@ static void with_processes(int n)
         mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(map != MAP_FAILED, "mmap");
     shared_t sh = {map, (uint64_t *)(void *)(map + HMPI_CACHE_LINE), n};
-    pid_t pid[HMPI_MEET_MAX];
-    for (int i = 0; i < n; i++) {
-        pid[i] = fork();
-        CHECK(pid[i] >= 0, "fork");
-        if (pid[i] == 0)
-            _exit(run(&sh, i) ? 1 : 0);
-    }
-    for (int i = 0; i < n; i++) {
-        int st;
-        CHECK(waitpid(pid[i], &st, 0) == pid[i], "waitpid");
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "process member %d read wrong values", i);
-    }
+    PROCS_RUN(n, run, &sh, "read wrong values");
     munmap(map, bytes);
 }
 
