@@ -30,8 +30,8 @@
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
 #else /* no valgrind headers (Debian's valgrind package has them): no counts */
-#define CALLGRIND_TOGGLE_COLLECT
-#define CALLGRIND_DUMP_STATS
+#define CALLGRIND_TOGGLE_COLLECT ((void)0)
+#define CALLGRIND_DUMP_STATS ((void)0)
 #endif
 
 enum { WARM = 20 };
