@@ -10,6 +10,7 @@ enum { NBUCKETS = 256 };
 
 static hmpi_comm_t *buckets[NBUCKETS];
 hmpi_comm_t *hmpi_comm_world;
+int hmpi_comm_starting;
 
 static unsigned bucket_of(MPI_Comm c)
 {

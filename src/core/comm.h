@@ -35,6 +35,12 @@ static inline hmpi_comm_t *hmpi_comm_get(MPI_Comm c)
     return c == MPI_COMM_WORLD ? hmpi_comm_world : hmpi_comm_find(c);
 }
 
+/* Set during MPI_Init's start of the parts (mpi/init.c): the constructors HMPI calls for
+ * itself then (OPI's shadow of MPI_COMM_WORLD) are made by every rank alike and before
+ * any message, so they need neither the arrival nor the agreement on a context that a
+ * program's constructor takes (mpi/comm.c): two collectives of the MPI below less. */
+extern HMPI_HIDDEN int hmpi_comm_starting;
+
 /* Makes and enters state for the intracommunicator c under context ctx, which its
  * members agreed on (mpi/comm.c: the constructors). Not collective. Returns 0, or -1
  * when out of memory: c is then not accelerated (still correct: every call on it passes

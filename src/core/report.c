@@ -106,18 +106,21 @@ static int in_rows(int s)
 
 /* ---- setup ---------------------------------------------------------------------------- */
 
-int hmpi_report_setup(int provided)
+int hmpi_report_wanted(void)
 {
     const char *s = hmpi_knobs.STATS;
-    mode = strcmp(s, "0") == 0          ? MODE_OFF
+    return strcmp(s, "0") == 0          ? MODE_OFF
            : strcmp(s, "1") == 0        ? MODE_TABLE
            : strcmp(s, "per-rank") == 0 ? MODE_PER_RANK
                                         : MODE_JSON;
-    json_path = mode == MODE_JSON ? s + 5 : NULL;
+}
+
+int hmpi_report_setup(int provided, int lowest, int highest)
+{
+    mode = hmpi_report_wanted();
+    json_path = mode == MODE_JSON ? hmpi_knobs.STATS + 5 : NULL;
     /* Every rank must ask for the same report: the table and the JSON are collective. */
-    int modes[2] = {mode, -mode}, agreed[2];
-    PMPI_Allreduce(modes, agreed, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (agreed[0] != -agreed[1]) {
+    if (lowest != highest) {
         if (mode != MODE_OFF && mode != MODE_PER_RANK)
             hmpi_log_warning("HMPI_STATS differs between the ranks: each rank that asked "
                              "prints its own line (per-rank)");

@@ -33,10 +33,11 @@ static int hmpi_comm_register(MPI_Comm c)
     PMPI_Comm_test_inter(c, &inter);
     if (inter)
         return 0;
-    uint32_t ctx = 0;
+    uint32_t ctx = next_ctx; /* at MPI_Init the same in every rank */
     MPI_Request q;
-    if (PMPI_Iallreduce(&next_ctx, &ctx, 1, MPI_UINT32_T, MPI_MAX, c, &q) != MPI_SUCCESS ||
-        hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL) != MPI_SUCCESS)
+    if (!hmpi_comm_starting &&
+        (PMPI_Iallreduce(&next_ctx, &ctx, 1, MPI_UINT32_T, MPI_MAX, c, &q) != MPI_SUCCESS ||
+         hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL) != MPI_SUCCESS))
         return -1; /* the below raised it; c stays with the below */
     next_ctx = ctx + 1;
     if (ctx >= IDUP_BASE)
@@ -68,7 +69,7 @@ static uint32_t idup_ctx_new(void)
  * does it alike (an intercommunicator or a bad handle goes straight to the below). */
 static void arrive(MPI_Comm comm)
 {
-    hmpi_comm_t *c = hmpi_node.active ? hmpi_comm_get(comm) : NULL;
+    hmpi_comm_t *c = hmpi_node.active && !hmpi_comm_starting ? hmpi_comm_get(comm) : NULL;
     if (c && hmpi_p2p_below_nb(c))
         hmpi_p2p_below_arrive(comm);
 }
@@ -190,7 +191,7 @@ static int below_idup(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Reque
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     HMPI_ENTER("MPI_Comm_idup");
-    hmpi_comm_t *c = hmpi_node.active ? hmpi_comm_get(comm) : NULL;
+    hmpi_comm_t *c = hmpi_node.active && !hmpi_comm_starting ? hmpi_comm_get(comm) : NULL;
     if (!c)
         return PMPI_Comm_idup(comm, newcomm, request);
     return idup_start(c, comm, MPI_INFO_NULL, below_idup, newcomm, request, "MPI_Comm_idup");
@@ -202,7 +203,7 @@ int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
                             MPI_Request *request)
 {
     HMPI_ENTER("MPI_Comm_idup_with_info");
-    hmpi_comm_t *c = hmpi_node.active ? hmpi_comm_get(comm) : NULL;
+    hmpi_comm_t *c = hmpi_node.active && !hmpi_comm_starting ? hmpi_comm_get(comm) : NULL;
     if (!c)
         return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
     return idup_start(c, comm, info, PMPI_Comm_idup_with_info, newcomm, request,

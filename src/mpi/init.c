@@ -50,22 +50,42 @@ static int start_parts(int provided)
  * the lowest with a warning (ranks normally share one environment). All learn whether a
  * setting was bad, so all stop together, by a clean finalize and exit rather than an
  * abort: a launcher tearing a job down may drop output still in its pipes, and the
- * message is the point. */
-static void load_settings(int rank, int size)
+ * message is the point. The same gather compares the reports the ranks ask for and
+ * tells each rank which machine every rank runs on (the node's discovery: the only
+ * gather of the whole job at MPI_Init). Returns the host keys by world rank. */
+static uint64_t *load_settings(int rank, int size, int provided)
 {
     hmpi_log_hold();
     int bad = hmpi_knobs_load() != 0;
     hmpi_knobs_check_names();
     if (bad)
         hmpi_log_error("bad HMPI_* setting: see 'hmpi_info' or docs/tuning.md; stopping");
-    long long quiet = 2LL * size;
-    long long mine = bad ? rank : hmpi_log_held() ? size + rank : quiet, first = quiet;
-    PMPI_Allreduce(&mine, &first, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    hmpi_log_release(mine == first);
+    long long quiet = 2LL * size, report = hmpi_report_wanted();
+    long long verdict = bad ? rank : hmpi_log_held() ? size + rank : quiet;
+    long long mine[3] = {verdict, report, (long long)hmpi_node_host_key()};
+    long long *all = malloc(sizeof mine * (size_t)size);
+    uint64_t *host = malloc(sizeof *host * (size_t)size);
+    if (!all || !host) {
+        hmpi_log_release(1);
+        hmpi_log_error("out of memory for what %d ranks say at MPI_Init: stopping", size);
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    PMPI_Allgather(mine, 3, MPI_LONG_LONG, all, 3, MPI_LONG_LONG, MPI_COMM_WORLD);
+    long long first = quiet, low = report, high = report;
+    for (int r = 0; r < size; r++) {
+        first = all[3 * r] < first ? all[3 * r] : first;
+        low = all[3 * r + 1] < low ? all[3 * r + 1] : low;
+        high = all[3 * r + 1] > high ? all[3 * r + 1] : high;
+        host[r] = (uint64_t)all[3 * r + 2];
+    }
+    free(all);
+    hmpi_log_release(mine[0] == first);
     if (first < size) {
         PMPI_Finalize();
         exit(1);
     }
+    hmpi_report_setup(provided, (int)low, (int)high);
+    return host;
 }
 
 static void hmpi_start(int provided)
@@ -74,16 +94,18 @@ static void hmpi_start(int provided)
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     hmpi_mpi_check_launcher(size);
     PMPI_Comm_rank(MPI_COMM_WORLD, &hmpi_log_rank);
-    load_settings(hmpi_log_rank, size);
-    hmpi_report_setup(provided);
+    uint64_t *host = load_settings(hmpi_log_rank, size, provided);
     int all = 0;
     if (!hmpi_knobs.DISABLE) {
-        int ok = hmpi_node_discover() == 0 && hmpi_node_region_setup() == 0;
+        int ok = hmpi_node_discover(host) == 0 && hmpi_node_region_setup() == 0;
         PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     }
+    free(host);
     hmpi_node.active = all;
     /* OPI is an API of HMPI's own: it runs over the MPI below when HMPI passes through. */
+    hmpi_comm_starting = 1;
     int failed = all ? start_parts(provided) != 0 : hmpi_opi_init() != 0;
+    hmpi_comm_starting = 0;
     if (failed) {
         hmpi_log_error("cannot start HMPI's parts: stopping");
         PMPI_Abort(MPI_COMM_WORLD, 1);

@@ -1,6 +1,6 @@
-/* node.c: node discovery. The shared-memory communicator of MPI_COMM_WORLD gives the
- * physical node; HMPI_NODE_SIZE=k cuts it into simulated nodes of k consecutive world
- * ranks so the inter-node path can be tested on one machine. Also who may read a rank's
+/* node.c: node discovery. The ranks on one machine (same host name and boot id) form
+ * the physical node; HMPI_NODE_SIZE=k cuts it into simulated nodes of k consecutive
+ * world ranks so the inter-node path can be tested on one machine. Also who may read a rank's
  * private memory (process_vm_readv): the node's ranks and nobody else. */
 #include "node.h"
 #include "../common/knobs.h"
@@ -8,8 +8,11 @@
 #include "../heap/heap.h"
 #include "../shm/wait.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +23,7 @@
 #define PR_SET_PTRACER 0x59616d61 /* "Yama" */
 #endif
 
-hmpi_node_t hmpi_node = {.comm = MPI_COMM_NULL, .cma_allowed = 1};
+hmpi_node_t hmpi_node = {.cma_allowed = 1};
 
 /* How long waits spin, and whether they park (wait.h): host_ranks share the host's
  * online cores; nnodes: the job's (simulated) nodes. auto parks only in a one-node job:
@@ -54,61 +57,96 @@ static void choose_spin(int host_ranks, int nnodes)
                                             : "they yield");
 }
 
-int hmpi_node_discover(void)
+/* A word naming this machine: its host name and kernel boot id, hashed (FNV-1a). Ranks
+ * with the same word share the machine's memory, as MPI_COMM_TYPE_SHARED says. */
+uint64_t hmpi_node_host_key(void)
+{
+    char buf[HOST_NAME_MAX + 1 + 64] = "";
+    gethostname(buf, HOST_NAME_MAX);
+    buf[HOST_NAME_MAX] = '\0';
+    size_t len = strlen(buf);
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t got = read(fd, buf + len + 1, 63);
+        len += got > 0 ? (size_t)got + 1 : 0;
+        close(fd);
+    }
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)buf[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* World ranks ordered by node (machine, then simulated node) and rank: each node's
+ * ranks are one run. */
+static const uint64_t *sort_host;
+static int sim_node(int w) { return hmpi_knobs.NODE_SIZE > 0 ? w / hmpi_knobs.NODE_SIZE : 0; }
+static int same_node(int x, int y)
+{
+    return sort_host[x] == sort_host[y] && sim_node(x) == sim_node(y);
+}
+static int by_node(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    if (sort_host[x] != sort_host[y])
+        return sort_host[x] < sort_host[y] ? -1 : 1;
+    if (sim_node(x) != sim_node(y))
+        return sim_node(x) < sim_node(y) ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* From every rank's host key: who shares this rank's machine (and, with HMPI_NODE_SIZE,
+ * its simulated node), each node's lowest world rank, how many nodes there are. No
+ * communicator of the MPI below is made for the node (agree.c says why). */
+int hmpi_node_discover(const uint64_t *host)
 {
     hmpi_node_t *n = &hmpi_node;
-    MPI_Comm phys;
     PMPI_Comm_rank(MPI_COMM_WORLD, &n->world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &n->world_size);
-    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, n->world_rank,
-                             MPI_INFO_NULL, &phys) != MPI_SUCCESS) {
-        hmpi_log_error("MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
-        return -1;
+    int ws = n->world_size, me = n->world_rank;
+    int *order = malloc(sizeof *order * (size_t)ws);
+    n->local_of_world = hmpi_heap_malloc(sizeof(int) * (size_t)ws);
+    if (!order || !n->local_of_world) {
+        hmpi_log_error("out of memory for the node tables of %d ranks: stopping", ws);
+        PMPI_Abort(MPI_COMM_WORLD, 1);
     }
-    int host_ranks = 1;
-    PMPI_Comm_size(phys, &host_ranks);
-    if (hmpi_knobs.NODE_SIZE > 0) {
-        int color = (int)(n->world_rank / hmpi_knobs.NODE_SIZE);
-        PMPI_Comm_split(phys, color, n->world_rank, &n->comm);
-        PMPI_Comm_free(&phys);
-    } else {
-        n->comm = phys;
-    }
-    PMPI_Comm_rank(n->comm, &n->rank);
-    PMPI_Comm_size(n->comm, &n->size);
-
-    n->world_of_local = hmpi_heap_malloc(sizeof(int) * (size_t)n->size);
-    n->local_of_world = hmpi_heap_malloc(sizeof(int) * (size_t)n->world_size);
-    int *leader_of_world = hmpi_heap_malloc(sizeof(int) * (size_t)n->world_size);
-    if (!n->world_of_local || !n->local_of_world || !leader_of_world) {
-        hmpi_log_error("out of memory for the node tables");
-        hmpi_heap_free(leader_of_world);
-        return -1;
-    }
-    PMPI_Allgather(&n->world_rank, 1, MPI_INT, n->world_of_local, 1, MPI_INT, n->comm);
-    n->id = n->world_of_local[0];
-    for (int i = 1; i < n->size; i++)
-        if (n->world_of_local[i] < n->id)
-            n->id = n->world_of_local[i];
-    for (int w = 0; w < n->world_size; w++)
-        n->local_of_world[w] = -1;
-    for (int i = 0; i < n->size; i++)
-        n->local_of_world[n->world_of_local[i]] = i;
-
-    PMPI_Allgather(&n->id, 1, MPI_INT, leader_of_world, 1, MPI_INT, MPI_COMM_WORLD);
+    uint64_t mine = host[me];
+    for (int w = 0; w < ws; w++)
+        order[w] = w;
+    sort_host = host;
+    qsort(order, (size_t)ws, sizeof *order, by_node);
+    int host_ranks = 0, first = -1;
     n->nnodes = 0;
-    for (int w = 0; w < n->world_size; w++)
-        n->nnodes += leader_of_world[w] == w;
+    for (int i = 0; i < ws; i++) {
+        int w = order[i];
+        host_ranks += host[w] == mine;
+        n->local_of_world[w] = -1;
+        n->nnodes += i == 0 || !same_node(w, order[i - 1]);
+        if (first < 0 && same_node(w, me))
+            first = i;
+    }
+    n->size = 0;
+    while (first + n->size < ws && same_node(order[first + n->size], me))
+        n->size++;
+    n->world_of_local = hmpi_heap_malloc(sizeof(int) * (size_t)n->size);
+    if (!n->world_of_local) {
+        hmpi_log_error("out of memory for the node tables: stopping");
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int i = 0; i < n->size; i++) {
+        n->world_of_local[i] = order[first + i];
+        n->local_of_world[order[first + i]] = i;
+    }
+    n->rank = n->local_of_world[me];
+    n->id = n->world_of_local[0];
+    free(order);
     choose_spin(host_ranks, n->nnodes);
-    hmpi_heap_free(leader_of_world);
     return 0;
 }
 
 void hmpi_node_release(void)
 {
     hmpi_node_t *n = &hmpi_node;
-    if (n->comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&n->comm);
     hmpi_heap_free(n->world_of_local);
     hmpi_heap_free(n->local_of_world);
     n->world_of_local = n->local_of_world = NULL;
@@ -207,7 +245,7 @@ void hmpi_node_ptrace_setup(void)
     if (!hmpi_knobs.CMA)
         return;
     /* The scope is the kernel's, the same for every rank of a (simulated) node, so
-     * all ranks take the same branch and meet in the collective below. */
+     * all ranks take the same branch and meet in the exchanges below. */
     int scope = yama_scope();
     if (scope <= 0) {
         n->cma_allowed = 1;
@@ -215,20 +253,27 @@ void hmpi_node_ptrace_setup(void)
     }
     int ancestor = 0;
     if (scope == 1) {
-        /* Local rank 0 gathers every rank's ancestors and names the common one. */
+        /* Every rank says its ancestors, local rank 0 names the common one. */
         int mine[HMPI_ANCESTRY_DEPTH];
         hmpi_node_ancestry((int)getpid(), mine, HMPI_ANCESTRY_DEPTH, read_proc_stat);
-        int *all = n->rank == 0 ? malloc(sizeof mine * (size_t)n->size) : NULL;
-        if (n->rank == 0 && all == NULL) {
-            hmpi_log_error("out of memory for the node's ancestry: stopping");
-            PMPI_Abort(MPI_COMM_WORLD, 1);
+        int64_t said[HMPI_NODE_SAY_WORDS];
+        static_assert(sizeof mine == sizeof said, "the ancestry fills what a rank says");
+        memcpy(said, mine, sizeof mine);
+        hmpi_node_exchange(said, HMPI_NODE_SAY_WORDS);
+        int64_t common = 0;
+        if (n->rank == 0) {
+            int *all = malloc(sizeof mine * (size_t)n->size);
+            if (all == NULL) {
+                hmpi_log_error("out of memory for the node's ancestry: stopping");
+                PMPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            for (int r = 0; r < n->size; r++)
+                memcpy(all + (size_t)r * HMPI_ANCESTRY_DEPTH, hmpi_node_said(r), sizeof mine);
+            common = hmpi_node_common_ancestor(all, n->size, HMPI_ANCESTRY_DEPTH);
+            free(all);
         }
-        PMPI_Gather(mine, HMPI_ANCESTRY_DEPTH, MPI_INT, all, HMPI_ANCESTRY_DEPTH, MPI_INT, 0,
-                    n->comm);
-        if (all != NULL)
-            ancestor = hmpi_node_common_ancestor(all, n->size, HMPI_ANCESTRY_DEPTH);
-        free(all);
-        PMPI_Bcast(&ancestor, 1, MPI_INT, 0, n->comm);
+        hmpi_node_exchange(&common, 1);
+        ancestor = (int)hmpi_node_said(0)[0];
     }
     int ok = 0;
     switch (hmpi_node_cma_policy(scope, ancestor)) {
@@ -241,8 +286,7 @@ void hmpi_node_ptrace_setup(void)
     case HMPI_CMA_OFF:
         break;
     }
-    int all_ok = 0;
-    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, n->comm);
+    int all_ok = (int)hmpi_node_agree_min(ok);
     n->cma_allowed = all_ok;
     if (hmpi_knobs.VERBOSE >= 1 && n->rank == 0) {
         if (all_ok)

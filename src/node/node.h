@@ -1,16 +1,16 @@
-/* node.h: who shares this node. Built once at MPI_Init from
- * MPI_COMM_TYPE_SHARED, then split by HMPI_NODE_SIZE into simulated nodes; local
- * ranks need not be numbered contiguously in MPI_COMM_WORLD. */
+/* node.h: who shares this node. Built once at MPI_Init: the world ranks on one machine
+ * (one host name and boot id), split by HMPI_NODE_SIZE into simulated nodes; local
+ * ranks are numbered in world rank order but need not be contiguous in MPI_COMM_WORLD. */
 #ifndef HMPI_NODE_H
 #define HMPI_NODE_H
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
     int active;           /* 1: HMPI accelerates this job; 0: pure pass-through */
-    MPI_Comm comm;        /* the ranks of this (possibly simulated) node */
-    int rank, size;       /* this rank in comm: its local rank and slice */
+    int rank, size;       /* this rank's local rank (and slice), the node's ranks */
     int world_rank, world_size;
     int id;               /* the node's number: its lowest world rank */
     int *world_of_local;  /* [size]: world rank of each local rank */
@@ -22,14 +22,38 @@ typedef struct {
 
 extern hmpi_node_t hmpi_node;
 
-/* Finds the node's ranks (collective over MPI_COMM_WORLD). Returns 0 or -1 (logged). */
-int hmpi_node_discover(void);
+/* A word naming this rank's machine (its host name and boot id, hashed). */
+uint64_t hmpi_node_host_key(void);
+/* Finds the node's ranks from every world rank's host key (not collective). Returns 0. */
+int hmpi_node_discover(const uint64_t *host_of_world);
 
 /* Agrees with the node's ranks on one region, maps it at one address, unlinks its
  * file and attaches this rank's slice to the heap (collective over the node).
  * Returns 0, or -1 when the node must pass through (every local rank gets the same
  * answer, and the first to know has logged why). */
 int hmpi_node_region_setup(void);
+
+/* ---- what the node's ranks tell each other at MPI_Init (agree.c) ------------------ */
+
+enum { HMPI_NODE_SAY_WORDS = 8 }; /* words a rank says in one exchange */
+
+/* Before the region is mapped, through local rank 0 and the MPI below (collective over
+ * the node): local rank 0's bytes to every local rank; the minimum of n ints (at most
+ * HMPI_NODE_SAY_WORDS) of every local rank, in place. */
+void hmpi_node_bcast_early(void *buf, int bytes);
+void hmpi_node_min_early(int *v, int n);
+
+/* Once it is mapped, through its control area: */
+
+/* Starts the node's exchanges in the control area at base (zero as the file was made). */
+void hmpi_node_agree_setup(void *base);
+/* Collective over the node: this rank says its n words (at most HMPI_NODE_SAY_WORDS)
+ * and waits until every local rank has said its own. */
+void hmpi_node_exchange(const int64_t *mine, int n);
+/* What local rank said in the last exchange (valid until the exchange after next). */
+const int64_t *hmpi_node_said(int local);
+/* Collective over the node: the minimum of every local rank's v. */
+int64_t hmpi_node_agree_min(int64_t v);
 
 /* process_vm_readv rights for the node's ranks, and only for them (collective over the
  * node). Under Yama's ptrace_scope=1 a rank may read only its descendants, so ranks,

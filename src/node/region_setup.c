@@ -33,14 +33,6 @@ typedef struct {
     char huge_why[384];  /* and why (said by the leader) */
 } offer_t;
 
-/* MIN over the node of a local yes (1) / no (0). */
-static int all_agree(int yes)
-{
-    int all = 0;
-    PMPI_Allreduce(&yes, &all, 1, MPI_INT, MPI_MIN, hmpi_node.comm);
-    return all;
-}
-
 /* A rank could not map the region for want of address space: say which limit. */
 static void log_no_address_space(size_t len)
 {
@@ -110,32 +102,37 @@ int hmpi_node_region_setup(void)
     int leader = hmpi_node.rank == 0;
     if (leader)
         o.status = make_offer(&o);
-    PMPI_Bcast(&o, sizeof o, MPI_BYTE, 0, hmpi_node.comm);
+    hmpi_node_bcast_early(&o, (int)sizeof o);
     if (o.status != 0)
         return -1;
 
-    int fd = -1;
-    int opened = all_agree(hmpi_region_open(o.path, &fd) == 0);
-    /* Every rank holds the file open (or none will use it): the name has done its job.
-     * Gone now rather than once mapped, so that a rank killed from here on, during the
-     * mapping's retries too, leaves nothing in HMPI_SHM_DIR. */
-    if (leader)
-        unlink(o.path);
-    if (!opened)
-        goto fail;
-
+    /* Every rank opens the file and maps it at the offer; one reduction says whether
+     * all opened it, all mapped it, and whether one ran out of address space. */
+    int fd = -1, opened = hmpi_region_open(o.path, &fd) == 0;
     int mapped = 0, no_space = 0;
     for (int attempt = 0; attempt < MAP_ATTEMPTS && !mapped && !no_space; attempt++) {
-        int err = hmpi_region_map(fd, o.addr, o.len);
-        mapped = all_agree(err == 0);
+        int err = opened ? hmpi_region_map(fd, o.addr, o.len) : EBADF;
         /* ENOMEM is the address space limit, not a collision: no other address helps. */
-        no_space = !all_agree(err != ENOMEM);
+        int mine[3] = {opened, err == 0, err != ENOMEM};
+        hmpi_node_min_early(mine, 3);
+        int *all = mine;
+        /* Every rank holds the file open (or none will use it): the name has done its
+         * job. Gone now rather than once mapped everywhere, so that a rank killed from
+         * here on, during the mapping's retries too, leaves nothing in HMPI_SHM_DIR. */
+        if (attempt == 0 && leader)
+            unlink(o.path);
+        if (!all[0]) {
+            if (err == 0)
+                munmap((void *)o.addr, o.len);
+            goto fail;
+        }
+        mapped = all[1], no_space = !all[2];
         if (!mapped) {
             if (err == 0)
                 munmap((void *)o.addr, o.len);
             if (leader)
                 o.addr = hmpi_region_pick_addr(o.len);
-            PMPI_Bcast(&o.addr, sizeof o.addr, MPI_BYTE, 0, hmpi_node.comm);
+            hmpi_node_bcast_early(&o.addr, (int)sizeof o.addr);
         }
     }
     if (!mapped) {
@@ -149,14 +146,16 @@ int hmpi_node_region_setup(void)
         goto fail;
     }
 
-    int attached = hmpi_heap_attach(o.addr, HMPI_REGION_ALIGN, o.shift, hmpi_node.size,
-                                    hmpi_node.rank, fd) == 0;
-    if (!all_agree(attached))
-        return -1; /* the mapping stays: blocks already served from it remain valid */
-    hmpi_region_watch_faults(hmpi_knobs.SHM_DIR, abort_job);
-    hmpi_ctrl_t *ctrl = hmpi_ctrl(); /* zero, as the file was made: nobody parks yet */
+    /* From here on the node's ranks agree through the control area (agree.c). */
+    hmpi_ctrl_t *ctrl = (hmpi_ctrl_t *)o.addr; /* zero, as the file was made: nobody parks yet */
     hmpi_wait_attach(&ctrl->park, &ctrl->rank[0].park, sizeof(hmpi_rank_ctrl_t), hmpi_node.size,
                      hmpi_node.rank);
+    hmpi_node_agree_setup(ctrl);
+    int attached = hmpi_heap_attach(o.addr, HMPI_REGION_ALIGN, o.shift, hmpi_node.size,
+                                    hmpi_node.rank, fd) == 0;
+    if (!hmpi_node_agree_min(attached))
+        return -1; /* the mapping stays: blocks already served from it remain valid */
+    hmpi_region_watch_faults(hmpi_knobs.SHM_DIR, abort_job);
     hmpi_node_ptrace_setup();
     if (hmpi_knobs.VERBOSE >= 1 && leader)
         hmpi_log_info("shared heap: %d ranks, %zu GiB per rank at %p", hmpi_node.size,

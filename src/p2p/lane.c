@@ -177,9 +177,12 @@ void hmpi_p2p_lanes_connect(void)
         else
             hmpi_p2p_engine.lane_in[src] = l + (size_t)hmpi_node.rank * hmpi_p2p_engine.lane_bytes;
     }
-    int mine[2] = {ok ? (int)hmpi_p2p_engine.lane_k : 0, ok ? -(int)hmpi_p2p_engine.lane_k : 0},
-        all[2];
-    PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, hmpi_node.comm);
+    int64_t k = ok ? (int64_t)hmpi_p2p_engine.lane_k : 0, all[2] = {k, -k};
+    hmpi_node_exchange(all, 2);
+    for (int r = 0; r < hmpi_p2p_engine.nlocal; r++)
+        for (int i = 0; i < 2; i++)
+            if (hmpi_node_said(r)[i] < all[i])
+                all[i] = hmpi_node_said(r)[i];
     if (all[0] != -all[1] || all[0] == 0)
         hmpi_p2p_engine.lane_k = 0; /* the lanes stay allocated, unused */
     if (hmpi_knobs.VERBOSE >= 2 && hmpi_node.rank == 0)

@@ -172,29 +172,24 @@ void hmpi_p2p_waiting(hmpi_backoff_t *b, uint64_t *since)
 
 static volatile uint64_t cma_probe_word = 0x484d5049434d4131ULL;
 
-/* Can this rank read a local peer's private memory? Each rank publishes the address
- * of a private word and reads every peer's. */
+/* Can this rank read a local peer's private memory? Each rank says the address of a
+ * private word and reads every peer's (collective over the node). */
 static int cma_check(void)
 {
     if (!hmpi_knobs.CMA)
         return 0;
-    uintptr_t mine = (uintptr_t)&cma_probe_word, *all;
-    all = hmpi_heap_malloc(sizeof(uintptr_t) * (size_t)hmpi_node.size);
-    if (!all)
-        return 0;
-    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, hmpi_node.comm);
+    int64_t mine = (int64_t)(uintptr_t)&cma_probe_word;
+    hmpi_node_exchange(&mine, 1);
     int ok = hmpi_node.cma_allowed; /* Yama may forbid it (node.c); still collective */
     for (int l = 0; l < hmpi_node.size && ok; l++) {
         uint64_t v = 0;
-        struct iovec local = {&v, sizeof v}, remote = {(void *)all[l], sizeof v};
+        struct iovec local = {&v, sizeof v},
+                     remote = {(void *)(uintptr_t)hmpi_node_said(l)[0], sizeof v};
         ok = process_vm_readv(hmpi_ctrl()->rank[l].pid, &local, 1, &remote, 1, 0) ==
                  (ssize_t)sizeof v &&
              v == cma_probe_word;
     }
-    hmpi_heap_free(all);
-    int all_ok = 0;
-    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, hmpi_node.comm);
-    return all_ok;
+    return (int)hmpi_node_agree_min(ok);
 }
 
 int hmpi_p2p_init(void)
@@ -216,7 +211,7 @@ int hmpi_p2p_init(void)
         hmpi_env_own_offset + (sizeof(hmpi_env_own_t) + line - 1) / line * line;
     if (hmpi_p2p_lanes_alloc() != 0)
         return -1;
-    PMPI_Barrier(hmpi_node.comm); /* every pid and lane is published */
+    hmpi_node_exchange(NULL, 0); /* every pid and lane is published */
     if (ctrl->magic != HMPI_CTRL_MAGIC || ctrl->nranks != hmpi_node.size) {
         hmpi_log_error("the shared region holds no control block of this node's %d ranks "
                        "(magic %#llx, %d ranks): not the region local rank 0 set up",

@@ -29,11 +29,15 @@ typedef struct {
     /* Where the rank parks when it waits long (shm/park.h): written by its waits and by
      * the ranks that wake it. */
     hmpi_park_slot_t park;
+    /* What the rank says to the node's others at MPI_Init (node/agree.c): two lines,
+     * used in turn by consecutive exchanges; written by the owner only. */
+    alignas(HMPI_CACHE_LINE) int64_t say[2][HMPI_CACHE_LINE / 8];
 } hmpi_rank_ctrl_t;
 
 /* Lines: incoming queue (written by senders), owner's fields (written once), OPI
- * return queue (written by trimming ranks), park slot (owner and wakers). */
-static_assert(sizeof(hmpi_rank_ctrl_t) == 4 * HMPI_CACHE_LINE, "one line per writer");
+ * return queue (written by trimming ranks), park slot (owner and wakers), and two of
+ * what it says at MPI_Init (owner). */
+static_assert(sizeof(hmpi_rank_ctrl_t) == 6 * HMPI_CACHE_LINE, "one line per writer");
 
 typedef struct {
     uint64_t magic; /* HMPI_CTRL_MAGIC and the node's rank count: written by local rank */

@@ -1,0 +1,100 @@
+/* agree.c: what the node's ranks tell each other at MPI_Init. Every collective of the
+ * MPI below is a round of messages whose waits spin: with more ranks than cores each
+ * costs a time slice per step (a tenth of a second and more at 32 ranks on 2 cores,
+ * MPI_Comm_split three times that), so the node makes no communicator of the MPI below.
+ * Until the region is mapped its ranks talk through local rank 0, by messages of the MPI
+ * below over MPI_COMM_WORLD (nobody else's message can be there yet: MPI_Init has not
+ * returned). Once it is mapped they agree through its control area, where a wait parks
+ * (shm/wait.h). An exchange is a
+ * dissemination barrier (shm/barrier.h, its flags after the ranks' blocks) around the
+ * words each rank wrote into its block's say line: cost ceil(log2 P) line transfers on
+ * the critical path, and each rank then reads the lines it needs (P for a minimum).
+ *
+ * Consecutive exchanges use the two say lines in turn: a rank rewrites a line two
+ * exchanges later, after the barrier of the exchange in between, which every rank
+ * reaches only once it has read the line. */
+#include "node.h"
+#include "../common/assert.h"
+#include "../shm/barrier.h"
+#include "../shm/ctrl.h"
+#include "../shm/wait.h"
+
+#include <string.h>
+
+/* ---- before the region: through local rank 0 --------------------------------------- */
+
+enum { TAG = 32001 }; /* below MPI_TAG_UB's least value, 32767 */
+
+static int world_of(int local) { return hmpi_node.world_of_local[local]; }
+
+void hmpi_node_bcast_early(void *buf, int bytes)
+{
+    if (hmpi_node.rank != 0) {
+        PMPI_Recv(buf, bytes, MPI_BYTE, world_of(0), TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return;
+    }
+    for (int r = 1; r < hmpi_node.size; r++)
+        PMPI_Send(buf, bytes, MPI_BYTE, world_of(r), TAG, MPI_COMM_WORLD);
+}
+
+void hmpi_node_min_early(int *v, int n)
+{
+    HMPI_ASSERT(n > 0 && n <= HMPI_NODE_SAY_WORDS);
+    if (hmpi_node.rank != 0) {
+        PMPI_Send(v, n, MPI_INT, world_of(0), TAG, MPI_COMM_WORLD);
+        PMPI_Recv(v, n, MPI_INT, world_of(0), TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return;
+    }
+    for (int r = 1; r < hmpi_node.size; r++) {
+        int got[HMPI_NODE_SAY_WORDS];
+        PMPI_Recv(got, n, MPI_INT, world_of(r), TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; i++)
+            v[i] = got[i] < v[i] ? got[i] : v[i];
+    }
+    for (int r = 1; r < hmpi_node.size; r++)
+        PMPI_Send(v, n, MPI_INT, world_of(r), TAG, MPI_COMM_WORLD);
+}
+
+/* ---- once the region is mapped: through its control area ---------------------------- */
+
+static hmpi_ctrl_t *ctrl;
+static hmpi_barrier_t bar;
+static unsigned turn; /* exchanges done */
+
+void hmpi_node_agree_setup(void *base)
+{
+    ctrl = base;
+    size_t ranks = offsetof(hmpi_ctrl_t, rank) + (size_t)hmpi_node.size * sizeof(hmpi_rank_ctrl_t);
+    hmpi_barrier_init(&bar, (char *)base + ranks, (uint32_t)hmpi_node.size,
+                      (uint32_t)hmpi_node.rank);
+    turn = 0;
+}
+
+void hmpi_node_exchange(const int64_t *mine, int n)
+{
+    HMPI_ASSERT(ctrl && n >= 0 && n <= HMPI_NODE_SAY_WORDS);
+    int64_t *line = ctrl->rank[hmpi_node.rank].say[turn & 1];
+    if (n)
+        memcpy(line, mine, sizeof *mine * (size_t)n);
+    hmpi_barrier_arrive(&bar);
+    hmpi_backoff_t b = {0};
+    while (!hmpi_barrier_poll(&bar))
+        hmpi_wait_step(&b, 0);
+    hmpi_backoff_end(&b);
+    turn++;
+}
+
+const int64_t *hmpi_node_said(int local)
+{
+    HMPI_ASSERT(ctrl && turn && local >= 0 && local < hmpi_node.size);
+    return ctrl->rank[local].say[(turn - 1) & 1];
+}
+
+int64_t hmpi_node_agree_min(int64_t v)
+{
+    hmpi_node_exchange(&v, 1);
+    for (int r = 0; r < hmpi_node.size; r++)
+        if (hmpi_node_said(r)[0] < v)
+            v = hmpi_node_said(r)[0];
+    return v;
+}
