@@ -125,7 +125,8 @@ static void complete_recv(hmpi_req_t *r, arrival_t *a)
         err = a->v.size > cap ? MPI_ERR_TRUNCATE : got != len ? MPI_ERR_OTHER : MPI_SUCCESS;
     }
     hmpi_status_set(&r->status, a->key.src, a->key.tag, err, got);
-    /* Last touch of the envelope: from here on it is the sender's again. */
+    /* Last touch of the envelope: from here on it is the sender's again (for a lane
+     * slot, the ring's give back, in any order: shm/lane.h). */
     atomic_store_explicit(&a->v.env->state, HMPI_ENV_DONE, memory_order_release);
     hmpi_wait_wake(a->v.src_local); /* a sender waiting for DONE may sleep */
     hmpi_p2p_finish(r);
@@ -182,10 +183,10 @@ static void take_queue(void);
 static void take_lane(int src, uint32_t upto, int bounded)
 {
     char *lane = hmpi_p2p_engine.lane_in[src];
+    hmpi_lane_rx_t *rx = &hmpi_p2p_engine.lane_rx[src];
     for (;;) {
-        hmpi_env_t *e = hmpi_p2p_lane_slot(lane, hmpi_p2p_engine.lane_next[src]);
-        if (atomic_load_explicit(&e->lseq, memory_order_acquire) !=
-            hmpi_p2p_engine.lane_next[src] + 1)
+        hmpi_env_t *e = hmpi_lane_peek(rx, lane, hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes);
+        if (!e)
             return;
         uint32_t p = HMPI_READ_ONCE(e->pseq);
         if (bounded && (int32_t)(p - upto) >= 0)
@@ -196,9 +197,9 @@ static void take_lane(int src, uint32_t upto, int bounded)
             if (hmpi_p2p_engine.pseq_from[src] != before)
                 continue; /* the queue held messages of src: look at the lane again */
         }
-        hmpi_p2p_engine.lane_next[src]++;
+        hmpi_lane_take(rx);
         hmpi_p2p_engine.pseq_from[src] = p + 1;
-        arrive(e);
+        arrive(e); /* complete_recv gives the slot back */
     }
 }
 
