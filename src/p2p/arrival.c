@@ -182,23 +182,23 @@ static void take_queue(void);
  * wrong (a corrupted slot) costs order, never a message. */
 static void take_lane(int src, uint32_t upto, int bounded)
 {
-    char *lane = hmpi_p2p_engine.lane_in[src];
-    hmpi_lane_rx_t *rx = &hmpi_p2p_engine.lane_rx[src];
+    hmpi_p2p_from_t *from = &hmpi_p2p_engine.from[src];
     for (;;) {
-        hmpi_env_t *e = hmpi_lane_peek(rx, lane, hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes);
+        hmpi_env_t *e = hmpi_lane_peek(&from->rx, from->lane, hmpi_p2p_engine.lane_k,
+                                       hmpi_p2p_engine.env_bytes);
         if (!e)
             return;
         uint32_t p = HMPI_READ_ONCE(e->pseq);
         if (bounded && (int32_t)(p - upto) >= 0)
             return;
-        if (p != hmpi_p2p_engine.pseq_from[src] && !hmpi_p2p_engine.draining) {
-            uint32_t before = hmpi_p2p_engine.pseq_from[src];
+        if (p != from->pseq && !hmpi_p2p_engine.draining) {
+            uint32_t before = from->pseq;
             take_queue();
-            if (hmpi_p2p_engine.pseq_from[src] != before)
+            if (from->pseq != before)
                 continue; /* the queue held messages of src: look at the lane again */
         }
-        hmpi_lane_take(rx);
-        hmpi_p2p_engine.pseq_from[src] = p + 1;
+        hmpi_lane_take(&from->rx);
+        from->pseq = p + 1;
         arrive(e); /* complete_recv gives the slot back */
     }
 }
@@ -227,9 +227,9 @@ static void take_queue(void)
         if (hmpi_p2p_engine.lane_k) {
             int src = hmpi_heap_owner(e); /* a local rank: the queue took it in the heap */
             uint32_t p = HMPI_READ_ONCE(e->pseq);
-            if (p != hmpi_p2p_engine.pseq_from[src])
+            if (p != hmpi_p2p_engine.from[src].pseq)
                 take_lane(src, p, 1); /* sent before it, by the lane */
-            hmpi_p2p_engine.pseq_from[src] = p + 1;
+            hmpi_p2p_engine.from[src].pseq = p + 1;
         }
         arrive(e);
         n = next;

@@ -181,6 +181,27 @@ struct arrival_s;
 
 enum { HMPI_P2P_REWRITE_SLOTS = 64 }; /* buffers whose rewrites send.c tells apart */
 
+/* My side of the way to local receiver r (lane.c, send.c): my lane to it (lane_out + r *
+ * lane_bytes, in my slice) with my cursor as its writer, and the messages numbered to it
+ * by both ways. A power of two in size, so an index is one shift. */
+typedef struct {
+    hmpi_lane_tx_t tx;
+    char *lane;
+    uint32_t pseq;
+} hmpi_p2p_to_t;
+
+/* My side of the way from local sender s (lane.c, arrival.c): its lane to me (in its
+ * slice, checked at connect) with my cursor as its reader, and its messages taken in by
+ * both ways. */
+typedef struct {
+    hmpi_lane_rx_t rx;
+    char *lane;
+    uint32_t pseq;
+    uint32_t pad[3];
+} hmpi_p2p_from_t;
+
+static_assert(sizeof(hmpi_p2p_to_t) == 32 && sizeof(hmpi_p2p_from_t) == 32, "one shift an index");
+
 /* Lanes. Each rank owns one lane per local receiver (itself included): a ring
  * (shm/lane.h) of lane_k envelopes in its slice, receiver-major, published in its
  * control block. A small eager message goes into the next slot of the lane when that
@@ -209,10 +230,8 @@ typedef struct {
     unsigned lane_k;               /* slots per lane, a power of two; 0: no lanes */
     char *lane_out;                /* my lanes: receiver r's from r * lane_bytes */
     size_t lane_bytes;             /* one lane */
-    char **lane_in;                /* [sender]: the sender's lane to me */
-    hmpi_lane_tx_t *lane_tx;       /* [receiver]: my cursor as the writer of my lane to it */
-    hmpi_lane_rx_t *lane_rx;       /* [sender]: my cursor as the reader of its lane to me */
-    uint32_t *pseq_to, *pseq_from; /* [peer]: messages numbered, taken in */
+    hmpi_p2p_to_t *to;             /* [receiver]: my lane to it, messages numbered */
+    hmpi_p2p_from_t *from;         /* [sender]: its lane to me, messages taken in */
     /* arrival.c */
     int draining;                   /* inside take_queue: no nested take */
     struct arrival_s *arrival_pool; /* free records of unexpected messages */
@@ -272,12 +291,6 @@ static inline void hmpi_p2p_copy_short(void *d, const void *s, size_t n)
 /* The ring words of an envelope for shm/lane.h: its state, free when DONE. */
 #define HMPI_P2P_LANE_STATE offsetof(hmpi_env_t, state)
 
-/* My lane to local rank dst. */
-static inline char *hmpi_p2p_lane_out(int dst)
-{
-    return hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes;
-}
-
 /* Slot n of lane (mine to a receiver, or a sender's to me). */
 static inline hmpi_env_t *hmpi_p2p_lane_slot(char *lane, uint64_t n)
 {
@@ -287,10 +300,10 @@ static inline hmpi_env_t *hmpi_p2p_lane_slot(char *lane, uint64_t n)
 /* The next slot of my lane to dst when it is free, else NULL (the look out of line). */
 static inline hmpi_env_t *hmpi_p2p_lane_claim(int dst)
 {
-    const hmpi_lane_tx_t *tx = &hmpi_p2p_engine.lane_tx[dst];
-    if (__builtin_expect(!hmpi_lane_known_free(tx), 0))
+    const hmpi_p2p_to_t *to = &hmpi_p2p_engine.to[dst];
+    if (__builtin_expect(!hmpi_lane_known_free(&to->tx), 0))
         return hmpi_p2p_lane_look(dst);
-    return hmpi_p2p_lane_slot(hmpi_p2p_lane_out(dst), tx->head);
+    return hmpi_p2p_lane_slot(to->lane, to->tx.head);
 }
 
 /* Publishes lane slot e, its payload written: no atomic read-modify-write, and the
@@ -307,10 +320,10 @@ static inline void hmpi_p2p_lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, in
     e->size = bytes;
     e->data = e->u.payload;
     /* e is the slot hmpi_p2p_lane_claim gave out: the next of the lane, known free. */
-    HMPI_ASSERT_INTERNAL(
-        e == hmpi_p2p_lane_slot(hmpi_p2p_lane_out(dst), hmpi_p2p_engine.lane_tx[dst].head));
-    e->pseq = hmpi_p2p_engine.pseq_to[dst]++;
-    hmpi_lane_publish(&hmpi_p2p_engine.lane_tx[dst], e, HMPI_P2P_LANE_STATE, HMPI_ENV_PENDING);
+    hmpi_p2p_to_t *to = &hmpi_p2p_engine.to[dst];
+    HMPI_ASSERT_INTERNAL(e == hmpi_p2p_lane_slot(to->lane, to->tx.head));
+    e->pseq = to->pseq++;
+    hmpi_lane_publish(&to->tx, e, HMPI_P2P_LANE_STATE, HMPI_ENV_PENDING);
     hmpi_wait_wake(dst);
     /* The 8-byte ping-pong's one place of counting: one test when off; when on, two
      * plain adds, not locked ones, each of which would wait for the store buffer on

@@ -17,9 +17,10 @@
  * by the queue without one. */
 hmpi_env_t *hmpi_p2p_lane_look(int dst)
 {
-    return (hmpi_env_t *)hmpi_lane_look(&hmpi_p2p_engine.lane_tx[dst], hmpi_p2p_lane_out(dst),
-                                        hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes,
-                                        HMPI_P2P_LANE_STATE, HMPI_ENV_DONE);
+    hmpi_p2p_to_t *to = &hmpi_p2p_engine.to[dst];
+    return (hmpi_env_t *)hmpi_lane_look(&to->tx, to->lane, hmpi_p2p_engine.lane_k,
+                                        hmpi_p2p_engine.env_bytes, HMPI_P2P_LANE_STATE,
+                                        HMPI_ENV_DONE);
 }
 
 /* MPI_Recv's short way: the message is small and contiguous and comes from local rank
@@ -36,12 +37,12 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
     if (!hmpi_p2p_engine.lane_k || hmpi_p2p_match.posted_head || hmpi_p2p_match.unexp_head ||
         hmpi_bridge_pending)
         return 0;
-    char *lane = hmpi_p2p_engine.lane_in[src_local];
-    hmpi_lane_rx_t *rx = &hmpi_p2p_engine.lane_rx[src_local];
+    hmpi_p2p_from_t *from = &hmpi_p2p_engine.from[src_local];
     hmpi_backoff_t b = {0};
     hmpi_env_t *e;
     for (;;) {
-        e = hmpi_lane_peek(rx, lane, hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes);
+        e = hmpi_lane_peek(&from->rx, from->lane, hmpi_p2p_engine.lane_k,
+                           hmpi_p2p_engine.env_bytes);
         if (e)
             break;
         if (!hmpi_queue_empty(&hmpi_p2p_engine.me->incoming) || hmpi_backoff_yielding(&b)) {
@@ -54,15 +55,14 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
     uint32_t ctx = HMPI_READ_ONCE(e->ctx);
     int32_t src = HMPI_READ_ONCE(e->src), etag = HMPI_READ_ONCE(e->tag);
     uint64_t size = HMPI_READ_ONCE(e->size);
-    if (p != hmpi_p2p_engine.pseq_from[src_local] || ctx != c->ctx || src != source ||
-        (tag != MPI_ANY_TAG && etag != tag) || etag < 0 ||
-        HMPI_READ_ONCE(e->proto) != HMPI_PROTO_IMMEDIATE ||
+    if (p != from->pseq || ctx != c->ctx || src != source || (tag != MPI_ANY_TAG && etag != tag) ||
+        etag < 0 || HMPI_READ_ONCE(e->proto) != HMPI_PROTO_IMMEDIATE ||
         HMPI_READ_ONCE(e->src_local) != src_local || size > (uint64_t)hmpi_p2p_immediate_room) {
         hmpi_wait_handoff(&b, hmpi_p2p_wait_family(c, 0));
         return 0; /* (the slot lies in src_local's heap: hmpi_p2p_lanes_connect checked the lane) */
     }
-    hmpi_lane_take(rx);
-    hmpi_p2p_engine.pseq_from[src_local] = p + 1;
+    hmpi_lane_take(&from->rx);
+    from->pseq = p + 1;
     size_t len = size <= cap ? size : cap;
     hmpi_p2p_copy_short(buf, e->u.payload, len);
     hmpi_lane_give_back(e, HMPI_P2P_LANE_STATE, HMPI_ENV_DONE);
@@ -93,18 +93,9 @@ int hmpi_p2p_send_lane(const hmpi_comm_t *c, const void *p, size_t bytes, int ds
 int hmpi_p2p_lanes_alloc(void)
 {
     hmpi_p2p_engine.nlocal = hmpi_node.size;
-    hmpi_p2p_engine.lane_in =
-        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_in);
-    hmpi_p2p_engine.lane_tx =
-        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_tx);
-    hmpi_p2p_engine.lane_rx =
-        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_rx);
-    hmpi_p2p_engine.pseq_to =
-        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.pseq_to);
-    hmpi_p2p_engine.pseq_from =
-        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.pseq_from);
-    if (!hmpi_p2p_engine.lane_in || !hmpi_p2p_engine.lane_tx || !hmpi_p2p_engine.lane_rx ||
-        !hmpi_p2p_engine.pseq_to || !hmpi_p2p_engine.pseq_from) {
+    hmpi_p2p_engine.to = calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.to);
+    hmpi_p2p_engine.from = calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.from);
+    if (!hmpi_p2p_engine.to || !hmpi_p2p_engine.from) {
         hmpi_log_error("out of memory for the point-to-point counters of %d local ranks",
                        hmpi_p2p_engine.nlocal);
         return -1;
@@ -129,9 +120,12 @@ int hmpi_p2p_lanes_alloc(void)
             : NULL;
     if (!hmpi_p2p_engine.lane_out)
         hmpi_p2p_engine.lane_k = 0;
-    for (int dst = 0; hmpi_p2p_engine.lane_k && dst < hmpi_p2p_engine.nlocal; dst++)
-        hmpi_lane_init(hmpi_p2p_lane_out(dst), hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes,
-                       HMPI_P2P_LANE_STATE, HMPI_ENV_DONE);
+    for (int dst = 0; hmpi_p2p_engine.lane_k && dst < hmpi_p2p_engine.nlocal; dst++) {
+        hmpi_p2p_engine.to[dst].lane =
+            hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes;
+        hmpi_lane_init(hmpi_p2p_engine.to[dst].lane, hmpi_p2p_engine.lane_k,
+                       hmpi_p2p_engine.env_bytes, HMPI_P2P_LANE_STATE, HMPI_ENV_DONE);
+    }
     hmpi_p2p_engine.me->lanes = hmpi_p2p_engine.lane_out;
     return 0;
 }
@@ -149,7 +143,8 @@ void hmpi_p2p_lanes_connect(void)
             hmpi_heap_owner(l + all - 1) != src)
             ok = 0;
         else
-            hmpi_p2p_engine.lane_in[src] = l + (size_t)hmpi_node.rank * hmpi_p2p_engine.lane_bytes;
+            hmpi_p2p_engine.from[src].lane =
+                l + (size_t)hmpi_node.rank * hmpi_p2p_engine.lane_bytes;
     }
     int mine[2] = {ok ? (int)hmpi_p2p_engine.lane_k : 0, ok ? -(int)hmpi_p2p_engine.lane_k : 0},
         all[2];

@@ -237,10 +237,8 @@ void hmpi_p2p_finalize(void)
     hmpi_wait_progress = NULL;
     hmpi_p2p_engine.me = NULL;
     hmpi_p2p_engine.lane_k = 0;
-    free(hmpi_p2p_engine.lane_in), free(hmpi_p2p_engine.lane_tx), free(hmpi_p2p_engine.lane_rx);
-    free(hmpi_p2p_engine.pseq_to), free(hmpi_p2p_engine.pseq_from);
-    hmpi_p2p_engine.lane_in = NULL, hmpi_p2p_engine.lane_tx = NULL, hmpi_p2p_engine.lane_rx = NULL;
-    hmpi_p2p_engine.pseq_to = hmpi_p2p_engine.pseq_from = NULL;
+    free(hmpi_p2p_engine.to), free(hmpi_p2p_engine.from);
+    hmpi_p2p_engine.to = NULL, hmpi_p2p_engine.from = NULL;
     if (hmpi_p2p_engine.poke_req != MPI_REQUEST_NULL) {
         PMPI_Cancel(&hmpi_p2p_engine.poke_req);
         PMPI_Wait(&hmpi_p2p_engine.poke_req, MPI_STATUS_IGNORE);
