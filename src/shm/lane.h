@@ -12,8 +12,8 @@
  *  - claim: the writer takes slot head only when it is known free (head != free); else
  *    a look reads the states of slots head, head + 1, ... up to k of them (acquire,
  *    independent loads) while they are free, and sets free past the last one: one look
- *    serves many claims. A look that found none sets skip, and the next `skip` claims
- *    fail without reading a line the reader is writing.
+ *    serves many claims. A look that found none sets skip, and the next HMPI_LANE_SKIP
+ *    claims fail without reading a line the reader is writing.
  *  - publish: the writer fills the slot, stores a busy value into its state (relaxed),
  *    then head + 1 into its seq (release, last): the slot's contents and its busy
  *    state are visible before the slot is.
@@ -30,9 +30,10 @@
  * init. A look reads slots [head, head + k) only, whose last uses (n - k) were all
  * published already, so the free it reads is that use's given back, or init's.
  * Seq: slot n holds n + 1 once published, its previous use's n + 1 - k or 0 (init)
- * before: neither is next + 1 for the slot the reader looks at, for any k >= 1. The
- * words are 64 bits, so the counts never wrap in a run (2^64 uses); they are full 64-bit
- * words, so a count past 2^32 is no edge either.
+ * before, never a later use's (the writer reuses it only once the reader took and gave
+ * back use n): so the reader sees exactly use next as next + 1, for any k >= 1. The
+ * seq and the counts are 64 bits and never wrap in a run (2^64 uses); only the
+ * writer's free is kept in 32 bits, which is exact while free - head <= k.
  * Untrusted writer: the reader computes every address from its own cursor, never from a
  * slot, and writes only the state of slots it took. A corrupted seq can hide a slot (the
  * lane stalls: what was written there is late or lost) or show one early or twice (the
