@@ -125,7 +125,8 @@ static void complete_recv(hmpi_req_t *r, arrival_t *a)
         err = a->v.size > cap ? MPI_ERR_TRUNCATE : got != len ? MPI_ERR_OTHER : MPI_SUCCESS;
     }
     hmpi_status_set(&r->status, a->key.src, a->key.tag, err, got);
-    /* Last touch of the envelope: from here on it is the sender's again. */
+    /* Last touch of the envelope: from here on it is the sender's again (for a lane
+     * slot, the ring's give back, in any order: shm/lane.h). */
     atomic_store_explicit(&a->v.env->state, HMPI_ENV_DONE, memory_order_release);
     hmpi_wait_wake(a->v.src_local); /* a sender waiting for DONE may sleep */
     hmpi_p2p_finish(r);
@@ -181,24 +182,24 @@ static void take_queue(void);
  * wrong (a corrupted slot) costs order, never a message. */
 static void take_lane(int src, uint32_t upto, int bounded)
 {
-    char *lane = hmpi_p2p_engine.lane_in[src];
+    hmpi_p2p_from_t *from = &hmpi_p2p_engine.from[src];
     for (;;) {
-        hmpi_env_t *e = hmpi_p2p_lane_slot(lane, hmpi_p2p_engine.lane_next[src]);
-        if (atomic_load_explicit(&e->lseq, memory_order_acquire) !=
-            hmpi_p2p_engine.lane_next[src] + 1)
+        hmpi_env_t *e = hmpi_lane_peek(&from->rx, from->lane, hmpi_p2p_engine.lane_k,
+                                       hmpi_p2p_engine.env_bytes);
+        if (!e)
             return;
         uint32_t p = HMPI_READ_ONCE(e->pseq);
         if (bounded && (int32_t)(p - upto) >= 0)
             return;
-        if (p != hmpi_p2p_engine.pseq_from[src] && !hmpi_p2p_engine.draining) {
-            uint32_t before = hmpi_p2p_engine.pseq_from[src];
+        if (p != from->pseq && !hmpi_p2p_engine.draining) {
+            uint32_t before = from->pseq;
             take_queue();
-            if (hmpi_p2p_engine.pseq_from[src] != before)
+            if (from->pseq != before)
                 continue; /* the queue held messages of src: look at the lane again */
         }
-        hmpi_p2p_engine.lane_next[src]++;
-        hmpi_p2p_engine.pseq_from[src] = p + 1;
-        arrive(e);
+        hmpi_lane_take(&from->rx);
+        from->pseq = p + 1;
+        arrive(e); /* complete_recv gives the slot back */
     }
 }
 
@@ -226,9 +227,9 @@ static void take_queue(void)
         if (hmpi_p2p_engine.lane_k) {
             int src = hmpi_heap_owner(e); /* a local rank: the queue took it in the heap */
             uint32_t p = HMPI_READ_ONCE(e->pseq);
-            if (p != hmpi_p2p_engine.pseq_from[src])
+            if (p != hmpi_p2p_engine.from[src].pseq)
                 take_lane(src, p, 1); /* sent before it, by the lane */
-            hmpi_p2p_engine.pseq_from[src] = p + 1;
+            hmpi_p2p_engine.from[src].pseq = p + 1;
         }
         arrive(e);
         n = next;

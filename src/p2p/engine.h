@@ -12,6 +12,7 @@
 #include "../common/hidden.h"
 #include "../common/stats.h"
 #include "../node/node.h"
+#include "../shm/lane.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -59,7 +60,7 @@ struct hmpi_req_s;
 typedef struct hmpi_env_s {
     union {
         hmpi_qnode_t link;     /* queued: the receiver's incoming queue */
-        _Atomic uint64_t lseq; /* lane slot: its use count + 1, published last */
+        _Atomic uint64_t lseq; /* lane slot: its seq (shm/lane.h), published last */
     };
     uint32_t ctx; /* communicator context */
     int32_t src;  /* sender's rank in the communicator */
@@ -88,6 +89,7 @@ typedef struct hmpi_env_s {
 } hmpi_env_t;
 
 static_assert(offsetof(hmpi_env_t, u) == 48, "header and 16 payload bytes share a line");
+static_assert(offsetof(hmpi_env_t, lseq) == 0, "a lane slot's seq is its first word");
 
 /* The sender's own bookkeeping, placed after the envelope's payload (the receiver
  * never reads it, so it never shares a line with what the receiver reads). */
@@ -179,10 +181,32 @@ struct arrival_s;
 
 enum { HMPI_P2P_REWRITE_SLOTS = 64 }; /* buffers whose rewrites send.c tells apart */
 
-/* Lanes. Each rank owns one lane per local receiver (itself included): lane_k envelopes
- * in its slice, receiver-major, published in its control block. A small eager message
- * goes into the next slot of the lane when that slot is DONE, and is published by the
- * slot's use count (lseq); the receiver polls the next slot of each lane. Otherwise the
+/* My side of the way to local receiver r (lane.c, send.c): my lane to it (lane_out + r *
+ * lane_bytes, in my slice) with my cursor as its writer, and the messages numbered to it
+ * by both ways. A power of two in size, so an index is one shift. */
+typedef struct {
+    hmpi_lane_tx_t tx;
+    char *lane;
+    uint32_t pseq;
+} hmpi_p2p_to_t;
+
+/* My side of the way from local sender s (lane.c, arrival.c): its lane to me (in its
+ * slice, checked at connect) with my cursor as its reader, and its messages taken in by
+ * both ways. */
+typedef struct {
+    hmpi_lane_rx_t rx;
+    char *lane;
+    uint32_t pseq;
+    uint32_t pad[3];
+} hmpi_p2p_from_t;
+
+static_assert(sizeof(hmpi_p2p_to_t) == 32 && sizeof(hmpi_p2p_from_t) == 32, "one shift an index");
+
+/* Lanes. Each rank owns one lane per local receiver (itself included): a ring
+ * (shm/lane.h) of lane_k envelopes in its slice, receiver-major, published in its
+ * control block. A small eager message goes into the next slot of the lane when that
+ * slot is DONE (the ring's free value; PENDING its busy one), and is published by the
+ * slot's seq (lseq); the receiver polls the next slot of each lane. Otherwise the
  * message goes by the receiver's incoming queue. pseq numbers one sender's messages to
  * one receiver across both ways; the receiver takes them in that order. */
 typedef struct {
@@ -206,12 +230,8 @@ typedef struct {
     unsigned lane_k;               /* slots per lane, a power of two; 0: no lanes */
     char *lane_out;                /* my lanes: receiver r's from r * lane_bytes */
     size_t lane_bytes;             /* one lane */
-    char **lane_in;                /* [sender]: the sender's lane to me */
-    uint64_t *lane_head;           /* [receiver]: slots of my lane used */
-    uint64_t *lane_free;           /* [receiver]: slots known DONE up to here */
-    uint32_t *lane_skip;           /* [receiver]: sends by the queue before a look */
-    uint64_t *lane_next;           /* [sender]: slots of its lane taken in */
-    uint32_t *pseq_to, *pseq_from; /* [peer]: messages numbered, taken in */
+    hmpi_p2p_to_t *to;             /* [receiver]: my lane to it, messages numbered */
+    hmpi_p2p_from_t *from;         /* [sender]: its lane to me, messages taken in */
     /* arrival.c */
     int draining;                   /* inside take_queue: no nested take */
     struct arrival_s *arrival_pool; /* free records of unexpected messages */
@@ -268,24 +288,22 @@ static inline void hmpi_p2p_copy_short(void *d, const void *s, size_t n)
     }
 }
 
+/* The ring words of an envelope for shm/lane.h: its state, free when DONE. */
+#define HMPI_P2P_LANE_STATE offsetof(hmpi_env_t, state)
+
+/* Slot n of lane (mine to a receiver, or a sender's to me). */
 static inline hmpi_env_t *hmpi_p2p_lane_slot(char *lane, uint64_t n)
 {
-    HMPI_ASSERT_INTERNAL(hmpi_p2p_engine.lane_k &&
-                         (hmpi_p2p_engine.lane_k & (hmpi_p2p_engine.lane_k - 1)) == 0);
-    return (hmpi_env_t *)(void *)(lane + (size_t)(n & (hmpi_p2p_engine.lane_k - 1)) *
-                                             hmpi_p2p_engine.env_bytes);
+    return (hmpi_env_t *)hmpi_lane_slot(lane, hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes, n);
 }
 
-/* The next slot of my lane to dst when it is free, else NULL. */
+/* The next slot of my lane to dst when it is free, else NULL (the look out of line). */
 static inline hmpi_env_t *hmpi_p2p_lane_claim(int dst)
 {
-    uint64_t h = hmpi_p2p_engine.lane_head[dst];
-    /* Slots [h, lane_free) were seen DONE: never more than the lane holds. */
-    HMPI_ASSERT_INTERNAL(hmpi_p2p_engine.lane_free[dst] - h <= hmpi_p2p_engine.lane_k);
-    if (__builtin_expect(h == hmpi_p2p_engine.lane_free[dst], 0))
+    const hmpi_p2p_to_t *to = &hmpi_p2p_engine.to[dst];
+    if (__builtin_expect(!hmpi_lane_known_free(&to->tx), 0))
         return hmpi_p2p_lane_look(dst);
-    return hmpi_p2p_lane_slot(hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes,
-                              h);
+    return hmpi_p2p_lane_slot(to->lane, to->tx.head);
 }
 
 /* Publishes lane slot e, its payload written: no atomic read-modify-write, and the
@@ -302,13 +320,10 @@ static inline void hmpi_p2p_lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, in
     e->size = bytes;
     e->data = e->u.payload;
     /* e is the slot hmpi_p2p_lane_claim gave out: the next of the lane, known free. */
-    HMPI_ASSERT_INTERNAL(
-        e == hmpi_p2p_lane_slot(hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes,
-                                hmpi_p2p_engine.lane_head[dst]) &&
-        hmpi_p2p_engine.lane_head[dst] != hmpi_p2p_engine.lane_free[dst]);
-    e->pseq = hmpi_p2p_engine.pseq_to[dst]++;
-    atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
-    atomic_store_explicit(&e->lseq, ++hmpi_p2p_engine.lane_head[dst], memory_order_release);
+    hmpi_p2p_to_t *to = &hmpi_p2p_engine.to[dst];
+    HMPI_ASSERT_INTERNAL(e == hmpi_p2p_lane_slot(to->lane, to->tx.head));
+    e->pseq = to->pseq++;
+    hmpi_lane_publish(&to->tx, e, HMPI_P2P_LANE_STATE, HMPI_ENV_PENDING);
     hmpi_wait_wake(dst);
     /* The 8-byte ping-pong's one place of counting: one test when off; when on, two
      * plain adds, not locked ones, each of which would wait for the store buffer on

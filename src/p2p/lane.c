@@ -1,7 +1,7 @@
-/* lane.c: the lanes, one ring of envelopes from each local rank to each (itself
- * included), for small eager messages: their allocation and connection at init, the
- * sender's look ahead for free slots, and the short ways of MPI_Send and MPI_Recv that
- * go by them without the engine lock. A slot is published by its use count (lseq) and
+/* lane.c: the lanes, one ring of envelopes (shm/lane.h) from each local rank to each
+ * (itself included), for small eager messages: their allocation and connection at init,
+ * the sender's look ahead for free slots, and the short ways of MPI_Send and MPI_Recv
+ * that go by them without the engine lock. A slot is published by its seq (lseq) and
  * given back by its state (DONE): no atomic read-modify-write on either side. */
 #include "engine.h"
 #include "../common/knobs.h"
@@ -11,31 +11,16 @@
 
 #include <stdlib.h>
 
-/* Sends that go by the queue after a look found the lane full, before the next look:
- * a look reads lines the receiver is writing. */
-enum { LANE_SKIP = 16 };
-
-/* hmpi_p2p_lane_claim when no slot is known free: looks ahead. A slot seen DONE stays DONE
- * until this rank reuses it, so one look (independent loads) serves many sends. */
+/* hmpi_p2p_lane_claim when no slot is known free: the ring's look, out of line. A slot
+ * seen DONE stays DONE until this rank reuses it, so one look (independent loads)
+ * serves many sends; after a look found the lane full, the next HMPI_LANE_SKIP sends go
+ * by the queue without one. */
 hmpi_env_t *hmpi_p2p_lane_look(int dst)
 {
-    char *lane = hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes;
-    uint64_t h = hmpi_p2p_engine.lane_head[dst];
-    if (hmpi_p2p_engine.lane_skip[dst]) { /* the last look found the lane full: no read per send */
-        hmpi_p2p_engine.lane_skip[dst]--;
-        return NULL;
-    }
-    uint64_t n = h;
-    while (n - h < hmpi_p2p_engine.lane_k &&
-           atomic_load_explicit(&hmpi_p2p_lane_slot(lane, n)->state, memory_order_acquire) ==
-               HMPI_ENV_DONE)
-        n++;
-    hmpi_p2p_engine.lane_free[dst] = n;
-    if (n == h) {
-        hmpi_p2p_engine.lane_skip[dst] = LANE_SKIP;
-        return NULL;
-    }
-    return hmpi_p2p_lane_slot(lane, h);
+    hmpi_p2p_to_t *to = &hmpi_p2p_engine.to[dst];
+    return (hmpi_env_t *)hmpi_lane_look(&to->tx, to->lane, hmpi_p2p_engine.lane_k,
+                                        hmpi_p2p_engine.env_bytes, HMPI_P2P_LANE_STATE,
+                                        HMPI_ENV_DONE);
 }
 
 /* MPI_Recv's short way: the message is small and contiguous and comes from local rank
@@ -52,12 +37,13 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
     if (!hmpi_p2p_engine.lane_k || hmpi_p2p_match.posted_head || hmpi_p2p_match.unexp_head ||
         hmpi_bridge_pending)
         return 0;
-    char *lane = hmpi_p2p_engine.lane_in[src_local];
+    hmpi_p2p_from_t *from = &hmpi_p2p_engine.from[src_local];
     hmpi_backoff_t b = {0};
+    hmpi_env_t *e;
     for (;;) {
-        hmpi_env_t *e = hmpi_p2p_lane_slot(lane, hmpi_p2p_engine.lane_next[src_local]);
-        if (atomic_load_explicit(&e->lseq, memory_order_acquire) ==
-            hmpi_p2p_engine.lane_next[src_local] + 1)
+        e = hmpi_lane_peek(&from->rx, from->lane, hmpi_p2p_engine.lane_k,
+                           hmpi_p2p_engine.env_bytes);
+        if (e)
             break;
         if (!hmpi_queue_empty(&hmpi_p2p_engine.me->incoming) || hmpi_backoff_yielding(&b)) {
             hmpi_wait_handoff(&b, hmpi_p2p_wait_family(c, 0));
@@ -65,23 +51,21 @@ int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, 
         }
         hmpi_backoff(&b);
     }
-    hmpi_env_t *e = hmpi_p2p_lane_slot(lane, hmpi_p2p_engine.lane_next[src_local]);
     uint32_t p = HMPI_READ_ONCE(e->pseq);
     uint32_t ctx = HMPI_READ_ONCE(e->ctx);
     int32_t src = HMPI_READ_ONCE(e->src), etag = HMPI_READ_ONCE(e->tag);
     uint64_t size = HMPI_READ_ONCE(e->size);
-    if (p != hmpi_p2p_engine.pseq_from[src_local] || ctx != c->ctx || src != source ||
-        (tag != MPI_ANY_TAG && etag != tag) || etag < 0 ||
-        HMPI_READ_ONCE(e->proto) != HMPI_PROTO_IMMEDIATE ||
+    if (p != from->pseq || ctx != c->ctx || src != source || (tag != MPI_ANY_TAG && etag != tag) ||
+        etag < 0 || HMPI_READ_ONCE(e->proto) != HMPI_PROTO_IMMEDIATE ||
         HMPI_READ_ONCE(e->src_local) != src_local || size > (uint64_t)hmpi_p2p_immediate_room) {
         hmpi_wait_handoff(&b, hmpi_p2p_wait_family(c, 0));
         return 0; /* (the slot lies in src_local's heap: hmpi_p2p_lanes_connect checked the lane) */
     }
-    hmpi_p2p_engine.lane_next[src_local]++;
-    hmpi_p2p_engine.pseq_from[src_local] = p + 1;
+    hmpi_lane_take(&from->rx);
+    from->pseq = p + 1;
     size_t len = size <= cap ? size : cap;
     hmpi_p2p_copy_short(buf, e->u.payload, len);
-    atomic_store_explicit(&e->state, HMPI_ENV_DONE, memory_order_release);
+    hmpi_lane_give_back(e, HMPI_P2P_LANE_STATE, HMPI_ENV_DONE);
     hmpi_wait_wake(src_local);
     *err = size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     if (status != MPI_STATUS_IGNORE)
@@ -109,23 +93,9 @@ int hmpi_p2p_send_lane(const hmpi_comm_t *c, const void *p, size_t bytes, int ds
 int hmpi_p2p_lanes_alloc(void)
 {
     hmpi_p2p_engine.nlocal = hmpi_node.size;
-    hmpi_p2p_engine.lane_in =
-        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_in);
-    hmpi_p2p_engine.lane_head =
-        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_head);
-    hmpi_p2p_engine.lane_free =
-        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_free);
-    hmpi_p2p_engine.lane_skip =
-        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_skip);
-    hmpi_p2p_engine.lane_next =
-        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.lane_next);
-    hmpi_p2p_engine.pseq_to =
-        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.pseq_to);
-    hmpi_p2p_engine.pseq_from =
-        calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.pseq_from);
-    if (!hmpi_p2p_engine.lane_in || !hmpi_p2p_engine.lane_head || !hmpi_p2p_engine.lane_free ||
-        !hmpi_p2p_engine.lane_skip || !hmpi_p2p_engine.lane_next || !hmpi_p2p_engine.pseq_to ||
-        !hmpi_p2p_engine.pseq_from) {
+    hmpi_p2p_engine.to = calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.to);
+    hmpi_p2p_engine.from = calloc((size_t)hmpi_p2p_engine.nlocal, sizeof *hmpi_p2p_engine.from);
+    if (!hmpi_p2p_engine.to || !hmpi_p2p_engine.from) {
         hmpi_log_error("out of memory for the point-to-point counters of %d local ranks",
                        hmpi_p2p_engine.nlocal);
         return -1;
@@ -150,13 +120,11 @@ int hmpi_p2p_lanes_alloc(void)
             : NULL;
     if (!hmpi_p2p_engine.lane_out)
         hmpi_p2p_engine.lane_k = 0;
-    for (size_t i = 0; hmpi_p2p_engine.lane_k &&
-                       i < (size_t)hmpi_p2p_engine.lane_k * (size_t)hmpi_p2p_engine.nlocal;
-         i++) {
-        hmpi_env_t *e =
-            (hmpi_env_t *)(void *)(hmpi_p2p_engine.lane_out + i * hmpi_p2p_engine.env_bytes);
-        atomic_store_explicit(&e->lseq, 0, memory_order_relaxed);
-        atomic_store_explicit(&e->state, HMPI_ENV_DONE, memory_order_relaxed);
+    for (int dst = 0; hmpi_p2p_engine.lane_k && dst < hmpi_p2p_engine.nlocal; dst++) {
+        hmpi_p2p_engine.to[dst].lane =
+            hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes;
+        hmpi_lane_init(hmpi_p2p_engine.to[dst].lane, hmpi_p2p_engine.lane_k,
+                       hmpi_p2p_engine.env_bytes, HMPI_P2P_LANE_STATE, HMPI_ENV_DONE);
     }
     hmpi_p2p_engine.me->lanes = hmpi_p2p_engine.lane_out;
     return 0;
@@ -175,7 +143,8 @@ void hmpi_p2p_lanes_connect(void)
             hmpi_heap_owner(l + all - 1) != src)
             ok = 0;
         else
-            hmpi_p2p_engine.lane_in[src] = l + (size_t)hmpi_node.rank * hmpi_p2p_engine.lane_bytes;
+            hmpi_p2p_engine.from[src].lane =
+                l + (size_t)hmpi_node.rank * hmpi_p2p_engine.lane_bytes;
     }
     int64_t k = ok ? (int64_t)hmpi_p2p_engine.lane_k : 0, all[2] = {k, -k};
     hmpi_node_exchange(all, 2);

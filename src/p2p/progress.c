@@ -232,13 +232,8 @@ void hmpi_p2p_finalize(void)
     hmpi_wait_progress = NULL;
     hmpi_p2p_engine.me = NULL;
     hmpi_p2p_engine.lane_k = 0;
-    free(hmpi_p2p_engine.lane_in), free(hmpi_p2p_engine.lane_head), free(hmpi_p2p_engine.lane_free),
-        free(hmpi_p2p_engine.lane_skip), free(hmpi_p2p_engine.lane_next);
-    free(hmpi_p2p_engine.pseq_to), free(hmpi_p2p_engine.pseq_from);
-    hmpi_p2p_engine.lane_in = NULL,
-    hmpi_p2p_engine.lane_head = hmpi_p2p_engine.lane_free = hmpi_p2p_engine.lane_next = NULL,
-    hmpi_p2p_engine.lane_skip = NULL;
-    hmpi_p2p_engine.pseq_to = hmpi_p2p_engine.pseq_from = NULL;
+    free(hmpi_p2p_engine.to), free(hmpi_p2p_engine.from);
+    hmpi_p2p_engine.to = NULL, hmpi_p2p_engine.from = NULL;
     if (hmpi_p2p_engine.poke_req != MPI_REQUEST_NULL) {
         PMPI_Cancel(&hmpi_p2p_engine.poke_req);
         PMPI_Wait(&hmpi_p2p_engine.poke_req, MPI_STATUS_IGNORE);

@@ -311,7 +311,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     if (hmpi_p2p_engine.inflight_count >= 64)
         reclaim_oldest(); /* a rank that only sends still recycles its envelopes */
     inflight_add(e);
-    e->pseq = hmpi_p2p_engine.pseq_to[dst_local]++;
+    e->pseq = hmpi_p2p_engine.to[dst_local].pseq++;
     hmpi_queue_push(&hmpi_ctrl()->rank[dst_local].incoming, &e->link);
     hmpi_wait_wake(dst_local);
     if (hmpi_protos[proto].pushed)
