@@ -21,8 +21,9 @@ int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
             err = between(arg);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
     } else {
-        /* release: what we wrote before the barrier is seen by whoever passes it */
-        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        /* release: what we wrote before the barrier is seen by whoever passes it; only
+         * member 0 waits for it */
+        hmpi_coll_publish_to(t, e, HMPI_COLL_ARRIVED, &t->root_local, 1);
         hmpi_coll_wait(t, 0, e, HMPI_COLL_DONE);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
     }

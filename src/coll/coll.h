@@ -97,6 +97,11 @@ typedef struct {
     int tree_parent;          /* the tree of radix HMPI_COLL_RADIX (tree.c): -1 at member 0 */
     int tree_nkids;
     int tree_kid[HMPI_COLL_RADIX_MAX];
+    /* Node-local ranks of the parent, the children and member 0: whom a publish
+     * wakes where only they wait for it (shm/wait.h) */
+    int tree_parent_local;
+    int tree_kid_local[HMPI_COLL_RADIX_MAX];
+    int root_local;
 } hmpi_coll_team_t;
 
 /* Per communicator (hmpi_comm_t.coll): made at the first collective call. */
@@ -168,6 +173,14 @@ static inline void hmpi_coll_wait_all(hmpi_coll_team_t *t, uint64_t e, int phase
 static inline void hmpi_coll_publish(hmpi_coll_team_t *t, uint64_t e, int phase)
 {
     hmpi_epoch_publish(&t->ep, e, phase);
+}
+
+/* The same, waking only the n node-local ranks of locals if they sleep: where only
+ * they wait for it (shm/epoch.h). */
+static inline void hmpi_coll_publish_to(hmpi_coll_team_t *t, uint64_t e, int phase,
+                                        const int *locals, int n)
+{
+    hmpi_epoch_publish_to(&t->ep, e, phase, locals, n);
 }
 
 /* The meeting line (shm/meet.h): a team of 2 to HMPI_COLL_LINE_MAX members (the smallest

@@ -224,8 +224,14 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     }
     /* The smallest knob of all: every member takes the same decision. */
     t->flat_max = (int)flat_max;
-    if (t->ep.n > t->flat_max)
+    if (t->ep.n > t->flat_max) {
         hmpi_coll_tree_shape(t, (int)radix);
+        if (t->tree_parent >= 0)
+            t->tree_parent_local = c->local_of[t->rank_of[t->tree_parent]];
+        for (int j = 0; j < t->tree_nkids; j++)
+            t->tree_kid_local[j] = c->local_of[t->rank_of[t->tree_kid[j]]];
+    }
+    t->root_local = c->local_of[t->rank_of[0]];
     if (!spans && t->ep.n >= 2 && (uint32_t)t->ep.n <= line_max)
         hmpi_meet_init(&t->line, t->ep.slot[0] + 2 * t->ep.stride, t->ep.n, t->ep.me);
     if (spans) {

@@ -19,7 +19,11 @@
  * A half's data changes from the member's fold to the result only after the parent's
  * DONE(e), by which time the parent read the fold. Everybody arrived at e, so everybody
  * finished e-1 (hmpi_coll_seen): consecutive tree collectives claim their halves
- * without loading any peer's line. */
+ * without loading any peer's line.
+ *
+ * Wakes: a member's ARRIVED(e) is waited for by its parent only, its DONE(e) by its
+ * children only, so each publish wakes those (if they sleep), not every parked rank of
+ * the node: a sleeping node pays O(radix) per member and collective, not O(P). */
 #include "coll.h"
 
 /* Computes member ep.me's place in the tree of radix k over t->ep.n members. */
@@ -61,12 +65,12 @@ int hmpi_coll_tree_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
     wait_kids(t, e);
     if (t->tree_parent >= 0) {
         /* release: what we wrote before the barrier is seen by whoever passes it */
-        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        hmpi_coll_publish_to(t, e, HMPI_COLL_ARRIVED, &t->tree_parent_local, 1);
         hmpi_coll_wait(t, t->tree_parent, e, HMPI_COLL_DONE);
     } else if (between) {
         err = between(arg);
     }
-    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    hmpi_coll_publish_to(t, e, HMPI_COLL_DONE, t->tree_kid_local, t->tree_nkids);
     hmpi_coll_seen(t, e);
     return err;
 }
@@ -90,7 +94,7 @@ void hmpi_coll_tree_allreduce(hmpi_coll_team_t *t, const void *in, void *recvbuf
         }
     }
     if (t->tree_parent >= 0) {
-        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        hmpi_coll_publish_to(t, e, HMPI_COLL_ARRIVED, &t->tree_parent_local, 1);
         hmpi_coll_wait(t, t->tree_parent, e, HMPI_COLL_DONE);
         const unsigned char *result = hmpi_coll_half(t, t->tree_parent, e)->data;
         if (t->tree_nkids)
@@ -99,6 +103,6 @@ void hmpi_coll_tree_allreduce(hmpi_coll_team_t *t, const void *in, void *recvbuf
     } else {
         memcpy(recvbuf, fold, bytes);
     }
-    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    hmpi_coll_publish_to(t, e, HMPI_COLL_DONE, t->tree_kid_local, t->tree_nkids);
     hmpi_coll_seen(t, e);
 }

@@ -128,6 +128,19 @@ static inline void hmpi_epoch_publish(hmpi_epoch_t *ep, uint64_t e, int phase)
     hmpi_wait_wake_all(); /* members that wait for it may sleep (wait.h) */
 }
 
+/* The same where only known members wait for it: the n node-local ranks of locals (a
+ * parent, a few children) are woken if they sleep, not every parked rank of the node.
+ * A waiter left out (a claim that waits for a member's DONE, hmpi_epoch_wait_done) is
+ * not lost: it finds the word at its next nap (wait.h). */
+static inline void hmpi_epoch_publish_to(hmpi_epoch_t *ep, uint64_t e, int phase, const int *locals,
+                                         int n)
+{
+    HMPI_ASSERT_INTERNAL(e >= 1 && e <= ep->epoch);
+    atomic_store_explicit(hmpi_epoch_word(ep, ep->me, e), hmpi_epoch_state(e, phase),
+                          memory_order_release);
+    hmpi_wait_wake_list(locals, n);
+}
+
 /* 1 when member i finished epoch k: DONE(k), or anything of epoch k+1. */
 static inline int hmpi_epoch_finished(const hmpi_epoch_t *ep, int i, uint64_t k)
 {

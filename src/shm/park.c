@@ -33,9 +33,11 @@ static void park_barrier(void)
         syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
 }
 
-uint32_t hmpi_park_announce(hmpi_park_node_t *n, hmpi_park_slot_t *s)
+uint32_t hmpi_park_announce(hmpi_park_node_t *n, hmpi_park_slot_t *s, int r)
 {
     atomic_fetch_add_explicit(&s->parked, 1, memory_order_seq_cst);
+    if (r < HMPI_PARK_MAP_RANKS)
+        atomic_fetch_or_explicit(&n->map[r >> 6], (uint64_t)1 << (r & 63), memory_order_seq_cst);
     atomic_fetch_add_explicit(&n->sleepers, 1, memory_order_seq_cst);
     park_barrier();
     return atomic_load_explicit(&s->bell, memory_order_acquire);
@@ -49,17 +51,28 @@ uint32_t hmpi_park_sleep(hmpi_park_slot_t *s, uint32_t v, uint64_t timeout_ns)
     return atomic_load_explicit(&s->bell, memory_order_acquire);
 }
 
-void hmpi_park_leave(hmpi_park_node_t *n, hmpi_park_slot_t *s)
+void hmpi_park_leave(hmpi_park_node_t *n, hmpi_park_slot_t *s, int r)
 {
     atomic_fetch_sub_explicit(&n->sleepers, 1, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&s->parked, 1, memory_order_relaxed);
+    if (atomic_fetch_sub_explicit(&s->parked, 1, memory_order_seq_cst) != 1 ||
+        r >= HMPI_PARK_MAP_RANKS)
+        return;
+    uint64_t bit = (uint64_t)1 << (r & 63);
+    atomic_fetch_and_explicit(&n->map[r >> 6], ~bit, memory_order_seq_cst);
+    /* Another thread of this rank announced between the two: its bit again (park.h). */
+    if (atomic_load_explicit(&s->parked, memory_order_seq_cst))
+        atomic_fetch_or_explicit(&n->map[r >> 6], bit, memory_order_seq_cst);
 }
 
-void hmpi_park_wake_slow(hmpi_park_slot_t *s)
+void hmpi_park_ring(hmpi_park_slot_t *s)
 {
-    atomic_thread_fence(memory_order_seq_cst); /* someone sleeps: a fence is cheap now */
-    if (!atomic_load_explicit(&s->parked, memory_order_relaxed))
-        return;
     atomic_fetch_add_explicit(&s->bell, 1, memory_order_seq_cst);
     syscall(SYS_futex, &s->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void hmpi_park_wake_slow(hmpi_park_node_t *n, hmpi_park_slot_t *s, int r)
+{
+    hmpi_park_fence();
+    if (hmpi_park_is_parked(n, s, r))
+        hmpi_park_ring(s);
 }

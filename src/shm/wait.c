@@ -49,17 +49,38 @@ void hmpi_wait_wake_slow(int local)
 {
     if (!slots)
         return;
+    hmpi_park_node_t *n = hmpi_wait_node;
+    hmpi_park_fence();
     if (local >= 0) {
-        hmpi_park_wake_slow(slot(local));
+        if (hmpi_park_is_parked(n, slot(local), local))
+            hmpi_park_ring(slot(local));
         return;
     }
-    for (int r = 0; r < slot_count; r++) /* this rank too: another of its threads may sleep */
-        hmpi_park_wake_slow(slot(r));
+    /* Every parked rank, this one too (another of its threads may sleep): the map's
+     * words, and the slots of the set bits only; past the map, each slot. */
+    int mapped = slot_count < HMPI_PARK_MAP_RANKS ? slot_count : HMPI_PARK_MAP_RANKS;
+    for (int w = 0; w < (mapped + 63) / 64; w++) {
+        uint64_t bits = atomic_load_explicit(&n->map[w], memory_order_relaxed);
+        while (bits) {
+            int r = w * 64 + __builtin_ctzll(bits);
+            bits &= bits - 1;
+            hmpi_park_ring(slot(r));
+        }
+    }
+    for (int r = mapped; r < slot_count; r++)
+        if (atomic_load_explicit(&slot(r)->parked, memory_order_relaxed))
+            hmpi_park_ring(slot(r));
+}
+
+void hmpi_wait_wake_list_slow(const int *locals, int n)
+{
+    for (int i = 0; i < n; i++)
+        hmpi_wait_wake_slow(locals[i]);
 }
 
 void hmpi_backoff_unpark(hmpi_backoff_t *b)
 {
-    hmpi_park_leave(hmpi_wait_node, slot(slot_me));
+    hmpi_park_leave(hmpi_wait_node, slot(slot_me), slot_me);
     b->nap_us = 0;
 }
 
@@ -130,7 +151,7 @@ void hmpi_backoff_slow(hmpi_backoff_t *b)
         } else if (now - b->since >= park_ns) {
             /* Announce, and return: the caller checks its condition once more before
              * the first nap (park.h). */
-            b->bell = hmpi_park_announce(hmpi_wait_node, slot(slot_me));
+            b->bell = hmpi_park_announce(hmpi_wait_node, slot(slot_me), slot_me);
             b->nap_us = NAP_FIRST_US;
             return;
         }

@@ -190,10 +190,13 @@ extern HMPI_HIDDEN hmpi_park_node_t *hmpi_wait_node;
 extern HMPI_HIDDEN _Atomic int hmpi_wait_napped;
 
 void hmpi_wait_wake_slow(int local);
+void hmpi_wait_wake_list_slow(const int *locals, int n);
 
 /* After a store that a waiter of local rank `local` may wait for (-1: any local rank,
  * for a word several watch): wakes it if it is parked. One relaxed load of a line
- * nobody writes while nobody sleeps; no fence (park.h says why none is needed). */
+ * nobody writes while nobody sleeps; no fence (park.h says why none is needed). While
+ * someone sleeps: a fence and the load of local's bit; for -1, the node's parked map
+ * (P/64 words) and a wake of each parked rank. */
 static inline void hmpi_wait_wake(int local)
 {
     if (hmpi_park_anyone(hmpi_wait_node))
@@ -201,5 +204,13 @@ static inline void hmpi_wait_wake(int local)
 }
 
 static inline void hmpi_wait_wake_all(void) { hmpi_wait_wake(-1); }
+
+/* The same for each of the n local ranks of locals (n may be 0): one load while nobody
+ * sleeps. */
+static inline void hmpi_wait_wake_list(const int *locals, int n)
+{
+    if (hmpi_park_anyone(hmpi_wait_node))
+        hmpi_wait_wake_list_slow(locals, n);
+}
 
 #endif
