@@ -107,8 +107,16 @@ static int dense(MPI_Datatype type)
 }
 
 /* Out of line, so that the cached case (datatype.h) stays a few inline loads. */
-int hmpi_type_learn(MPI_Datatype type, int count, hmpi_type_t *t)
+int hmpi_layout_learn(MPI_Datatype type, int count, hmpi_layout_t *l)
 {
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    int basic = threaded ? hmpi_op_basic_size(type) : 0;
+    if (basic) { /* no question to the MPI below */
+        size_t size = (size_t)basic * (size_t)count;
+        *l = (hmpi_layout_t){size, 0, basic, size, 1, 0};
+        return MPI_SUCCESS;
+    }
     if (type == MPI_DATATYPE_NULL)
         return hmpi_err_what(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
     /* No cache across threads. */
@@ -130,28 +138,22 @@ int hmpi_type_learn(MPI_Datatype type, int count, hmpi_type_t *t)
                   combiner != MPI_COMBINER_F90_COMPLEX && combiner != MPI_COMBINER_F90_INTEGER;
     *e = (entry_t){type, 1, d, d && extent == (MPI_Aint)size, derived, (size_t)size, tlb,
                    extent, textent};
-    hmpi_type_fill(t, e, count);
+    hmpi_layout_fill(l, e, count);
     return MPI_SUCCESS;
 }
 
 /* ---- layouts --------------------------------------------------------------------------- */
 
-int hmpi_layout_get(MPI_Datatype type, int count, hmpi_layout_t *l)
+void hmpi_layout_spread(hmpi_layout_t *l, const hmpi_type_entry_t *e, int count)
 {
-    if (count < 0)
-        return MPI_ERR_COUNT;
-    int basic = hmpi_op_basic_size(type);
-    if (basic) { /* no question to the cache */
-        *l = (hmpi_layout_t){(size_t)basic * (size_t)count, basic, 0, (size_t)basic * (size_t)count,
-                             1};
-        return MPI_SUCCESS;
+    if (count == 0) {
+        l->lo = 0;
+        l->span = 0;
+        return;
     }
-    hmpi_type_t t;
-    int err = hmpi_type_get(type, count, &t);
-    if (err != MPI_SUCCESS)
-        return err;
-    *l = hmpi_layout_of(&t, count);
-    return MPI_SUCCESS;
+    MPI_Aint shift = (MPI_Aint)(count - 1) * e->extent;
+    l->lo = shift < 0 ? e->lb + shift : e->lb;
+    l->span = (size_t)(e->textent + (shift < 0 ? -shift : shift));
 }
 
 hmpi_layout_t hmpi_layout_n(const hmpi_layout_t *one, int m)

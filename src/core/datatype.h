@@ -11,16 +11,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* count elements of a datatype at a buffer: where their bytes lie and how they move.
+ * The one description of a buffer's layout that p2p, coll, rma and opi use; the layout
+ * of one element (count 1) gives the type's own true lower bound (lo), extent and true
+ * extent (span). */
 typedef struct {
-    size_t size;     /* bytes of one element's data (MPI_Type_size) */
-    MPI_Aint lb;     /* true lower bound: data of element 0 starts at buf + lb */
-    MPI_Aint extent; /* distance between consecutive elements */
-    MPI_Aint textent; /* true extent: one element's data lies in [buf + lb, + textent) */
-    int contig;      /* count elements are size*count bytes at buf + lb */
+    size_t size;     /* bytes of data (packed), of all count elements */
+    MPI_Aint lo;     /* the data lies in [buf + lo, buf + lo + span) */
+    MPI_Aint extent; /* stride between elements (one element's extent) */
+    size_t span;     /* (lo and extent in the cache entry's order: one copy fills them) */
+    int contig;      /* the data is exactly that span: memcpy moves it */
     int derived;     /* made by the program: it may free it while operations use it */
-} hmpi_type_t;
+} hmpi_layout_t;
 
-/* The cache behind hmpi_type_get, one entry per handle, committed types only (a free
+/* The cache behind hmpi_layout_get, the private record of a type, one entry per handle, committed types only (a free
  * drops the entry: the MPI below may hand the same handle to the next new type). Not
  * filled under MPI_THREAD_MULTIPLE, so a hit needs no other test. */
 typedef struct {
@@ -28,9 +32,9 @@ typedef struct {
     int valid;
     int dense;          /* one element's bytes lie in increasing order, without holes */
     int packed;         /* dense, and consecutive elements touch (extent == size) */
-    int derived;        /* not predefined (hmpi_type_t.derived) */
+    int derived;        /* not predefined (hmpi_layout_t.derived) */
     size_t size;
-    MPI_Aint lb, extent, textent;
+    MPI_Aint lb, extent, textent; /* true lower bound, extent, true extent */
 } hmpi_type_entry_t;
 
 enum { HMPI_TYPE_CACHE_SIZE = 128 };
@@ -42,63 +46,41 @@ static inline hmpi_type_entry_t *hmpi_type_slot(MPI_Datatype type)
     return &hmpi_type_cache[(v ^ (v >> 7) ^ (v >> 13)) % HMPI_TYPE_CACHE_SIZE];
 }
 
-static inline void hmpi_type_fill(hmpi_type_t *t, const hmpi_type_entry_t *e, int count)
+/* The non-contiguous case of hmpi_layout_fill (datatype.c), out of the inline path. */
+void hmpi_layout_spread(hmpi_layout_t *l, const hmpi_type_entry_t *e, int count);
+
+/* The layout of count elements (count >= 0) of the type of cache entry e. No MPI call.
+ * Contiguous elements are one run (several are strided by their size: packed; one
+ * alone may have a larger extent, a resized type: displacements need it); others
+ * spread over [lo, lo + span) from the true extent, their extent possibly negative. */
+static inline void hmpi_layout_fill(hmpi_layout_t *l, const hmpi_type_entry_t *e, int count)
 {
-    t->size = e->size;
-    t->lb = e->lb;
-    t->extent = e->extent;
-    t->textent = e->textent;
-    t->contig = count <= 1 ? e->dense : e->packed;
-    t->derived = e->derived;
+    l->size = e->size * (size_t)count;
+    l->lo = e->lb;
+    l->extent = e->extent;
+    l->span = l->size;
+    l->contig = count <= 1 ? e->dense : e->packed;
+    l->derived = e->derived;
+    if (__builtin_expect(!l->contig, 0))
+        hmpi_layout_spread(l, e, count);
 }
 
-/* hmpi_type_get for a type not in the cache (any type under MPI_THREAD_MULTIPLE). */
-int hmpi_type_learn(MPI_Datatype type, int count, hmpi_type_t *t);
-
-/* Fills *t for count elements of type. Returns MPI_SUCCESS or MPI_ERR_TYPE. */
-static inline int hmpi_type_get(MPI_Datatype type, int count, hmpi_type_t *t)
-{
-    const hmpi_type_entry_t *e = hmpi_type_slot(type);
-    if (__builtin_expect(e->handle != type || !e->valid, 0)) /* never MPI_DATATYPE_NULL */
-        return hmpi_type_learn(type, count, t);
-    hmpi_type_fill(t, e, count);
-    return MPI_SUCCESS;
-}
-
-/* count elements of a datatype at a buffer: where their bytes lie and how they move.
- * The one layout that coll, rma and opi describe their buffers with (the cache's
- * per-element hmpi_type_t is what it is made from). */
-typedef struct {
-    size_t size;     /* bytes of data (packed), of all count elements */
-    MPI_Aint extent; /* stride between elements */
-    MPI_Aint lo;     /* the data lies in [buf + lo, buf + lo + span) */
-    size_t span;
-    int contig; /* the data is exactly that span: memcpy moves it */
-} hmpi_layout_t;
-
-/* The layout of count elements (count >= 0) of the type t describes. No MPI call. */
-static inline hmpi_layout_t hmpi_layout_of(const hmpi_type_t *t, int count)
-{
-    hmpi_layout_t l = {t->size * (size_t)count, t->extent, t->lb, 0, t->contig};
-    if (t->contig) {
-        /* count elements are one run; several are strided by their size (packed), one
-         * alone may have a larger extent (a resized type): displacements need it. */
-        l.span = l.size;
-        if (count > 1)
-            l.extent = (MPI_Aint)t->size;
-    } else if (count == 0) {
-        l.lo = 0;
-    } else {
-        MPI_Aint shift = (MPI_Aint)(count - 1) * t->extent;
-        l.lo = shift < 0 ? t->lb + shift : t->lb;
-        l.span = (size_t)(t->textent + (shift < 0 ? -shift : shift));
-    }
-    return l;
-}
+/* hmpi_layout_get for a type not in the cache (any type under MPI_THREAD_MULTIPLE) or a
+ * negative count. */
+int hmpi_layout_learn(MPI_Datatype type, int count, hmpi_layout_t *l);
 
 /* Fills *l for count elements of type. Returns MPI_SUCCESS or an MPI error class
- * (MPI_ERR_COUNT for a negative count). */
-int hmpi_layout_get(MPI_Datatype type, int count, hmpi_layout_t *l);
+ * (MPI_ERR_COUNT for a negative count, MPI_ERR_TYPE). A cache hit is a few inline
+ * loads: the short ways of MPI_Send and MPI_Recv take it. */
+static inline int hmpi_layout_get(MPI_Datatype type, int count, hmpi_layout_t *l)
+{
+    const hmpi_type_entry_t *e = hmpi_type_slot(type);
+    /* never MPI_DATATYPE_NULL */
+    if (__builtin_expect(count < 0 || e->handle != type || !e->valid, 0))
+        return hmpi_layout_learn(type, count, l);
+    hmpi_layout_fill(l, e, count);
+    return MPI_SUCCESS;
+}
 
 /* The layout of m elements, from the layout of one. */
 hmpi_layout_t hmpi_layout_n(const hmpi_layout_t *one, int m);
@@ -128,7 +110,7 @@ int hmpi_type_free_held(MPI_Datatype type);
 void hmpi_type_forget(MPI_Datatype type);
 
 /* Under MPI_THREAD_MULTIPLE (MPI_Init, mpi/init.c): empties the cache and keeps it
- * empty; hmpi_type_get then asks the MPI below every time. */
+ * empty; hmpi_layout_get then asks the MPI below every time. */
 void hmpi_type_cache_off(void);
 
 #endif

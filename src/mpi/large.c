@@ -59,7 +59,7 @@ static int fold(MPI_Count count, MPI_Datatype type, fold_t *f)
 
 /* After the int call, even a nonblocking one: the MPI below keeps its own reference to
  * a type in use (freeing it is allowed), HMPI's requests and one-sided operations copy
- * what they need (hmpi_type_t) at the call, and the non-contiguous data whose handle
+ * what they need (hmpi_layout_t) at the call, and the non-contiguous data whose handle
  * HMPI would use later (MPI_Unpack) is refused past 2 GiB by the int call's checks. */
 static int unfold(fold_t *f, int err)
 {

@@ -56,7 +56,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
             hmpi_p2p_progress_locked(); /* as MPI_Test: the message may need it */
         return err;
     }
-    hmpi_type_t t;
+    hmpi_layout_t t;
     int err = hmpi_check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Improbe");
@@ -108,10 +108,10 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
         return PMPI_Mrecv(buf, count, type, message, status);
     hmpi_req_t *m = message_obj(*message);
     hmpi_comm_t *c = m->comm;
-    hmpi_type_t t;
+    hmpi_layout_t t;
     int err = hmpi_check_count(count, "count");
     if (!err)
-        err = hmpi_type_get(type, count, &t);
+        err = hmpi_layout_get(type, count, &t);
     if (!err)
         err = hmpi_check_buf_only(buf, count, type, "buf");
     if (err)
@@ -141,10 +141,10 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
         return PMPI_Imrecv(buf, count, type, message, request);
     hmpi_req_t *m = message_obj(*message);
     hmpi_comm_t *c = m->comm;
-    hmpi_type_t t;
+    hmpi_layout_t t;
     int err = hmpi_check_count(count, "count");
     if (!err)
-        err = hmpi_type_get(type, count, &t);
+        err = hmpi_layout_get(type, count, &t);
     if (!err)
         err = hmpi_check_buf_only(buf, count, type, "buf");
     if (err)

@@ -17,17 +17,19 @@ int hmpi_tag_ub = 32767;
 
 /* ---- argument checks (errors.h: each describes the argument it rejects) ------------ */
 
-static int check_data(const void *buf, int count, MPI_Datatype type, hmpi_type_t *t)
+static int check_data(const void *buf, int count, MPI_Datatype type, hmpi_layout_t *t)
 {
     int err = hmpi_check_count(count, "count");
     if (!err)
-        err = hmpi_type_get(type, count, t);
+        err = hmpi_layout_get(type, count, t);
     if (!err)
         err = hmpi_check_buf_only(buf, count, type, "buf");
     /* Non-contiguous data moves through MPI_Pack/MPI_Unpack, whose sizes are ints. */
-    if (!err && !t->contig && t->size * (size_t)count > INT_MAX)
-        err = hmpi_err_what(MPI_ERR_COUNT, "%zu bytes of non-contiguous data: more than "
-                            "MPI_Pack can pack (2 GiB)", t->size * (size_t)count);
+    if (!err && !t->contig && t->size > INT_MAX)
+        err = hmpi_err_what(MPI_ERR_COUNT,
+                            "%zu bytes of non-contiguous data: more than "
+                            "MPI_Pack can pack (2 GiB)",
+                            t->size);
     return err;
 }
 
@@ -43,16 +45,16 @@ static int check_tag(int tag, int any_ok)
  * any_tag), count >= 0 elements of a committed datatype that lie in one run of bytes,
  * buf not NULL unless count is 0. When they hold every argument is valid and *t is
  * filled; otherwise the full checks below run and report what is wrong. */
-static inline int common_args(const hmpi_comm_t *c, const void *buf, int count,
-                              MPI_Datatype type, int peer, int tag, int any_tag, hmpi_type_t *t)
+static inline int common_args(const hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type,
+                              int peer, int tag, int any_tag, hmpi_layout_t *t)
 {
     return (unsigned)peer < (unsigned)c->size && count >= 0 &&
            ((tag >= 0 && tag <= hmpi_tag_ub) || (any_tag && tag == MPI_ANY_TAG)) &&
-           hmpi_type_get(type, count, t) == MPI_SUCCESS && t->contig && (buf || !count);
+           hmpi_layout_get(type, count, t) == MPI_SUCCESS && t->contig && (buf || !count);
 }
 
 int hmpi_check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int dest,
-                    int tag, hmpi_type_t *t)
+                    int tag, hmpi_layout_t *t)
 {
     int err = check_data(buf, count, type, t);
     if (!err)
@@ -63,7 +65,7 @@ int hmpi_check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
 }
 
 int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int source,
-                    int tag, hmpi_type_t *t)
+                    int tag, hmpi_layout_t *t)
 {
     int err = check_data(buf, count, type, t);
     if (!err)
@@ -77,7 +79,7 @@ int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
 /* The checks of the entry points below: the common case inline, the full checks
  * (hmpi_check_send/recv) only when it does not hold. */
 static inline int check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type,
-                             int dest, int tag, hmpi_type_t *t)
+                             int dest, int tag, hmpi_layout_t *t)
 {
     return common_args(c, buf, count, type, dest, tag, 0, t)
                ? MPI_SUCCESS
@@ -85,7 +87,7 @@ static inline int check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Dat
 }
 
 static inline int check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type,
-                             int source, int tag, hmpi_type_t *t)
+                             int source, int tag, hmpi_layout_t *t)
 {
     return common_args(c, buf, count, type, source, tag, 1, t)
                ? MPI_SUCCESS
@@ -108,7 +110,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
         return hmpi_check_comm_null(comm, fn)
                    ? MPI_ERR_COMM
                    : hmpi_bridge_send_below(buf, count, type, dest, tag, comm, mode);
-    hmpi_type_t t;
+    hmpi_layout_t t;
     int err = check_send(c, buf, count, type, dest, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, fn);
@@ -118,7 +120,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
     if (l < 0) {
         return hmpi_bridge_send(&t, buf, count, type, dest, tag, comm, mode);
     }
-    if (mode == HMPI_MODE_BUFFERED && (err = hmpi_bsend_reserve(&t, count)) != MPI_SUCCESS)
+    if (mode == HMPI_MODE_BUFFERED && (err = hmpi_bsend_reserve(&t)) != MPI_SUCCESS)
         return hmpi_raise_in(comm, err, fn);
     hmpi_req_t r;
     hmpi_req_zero(&r);
@@ -141,7 +143,7 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
         return hmpi_check_comm_null(comm, fn)
                    ? MPI_ERR_COMM
                    : hmpi_bridge_isend_below(buf, count, type, dest, tag, comm, mode, request);
-    hmpi_type_t t;
+    hmpi_layout_t t;
     int err = check_send(c, buf, count, type, dest, tag, &t);
     if (!err && !request)
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
@@ -155,7 +157,7 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
     if (l < 0) {
         return hmpi_bridge_isend(&t, buf, count, type, dest, tag, comm, mode, request);
     }
-    if (mode == HMPI_MODE_BUFFERED && (err = hmpi_bsend_reserve(&t, count)) != MPI_SUCCESS)
+    if (mode == HMPI_MODE_BUFFERED && (err = hmpi_bsend_reserve(&t)) != MPI_SUCCESS)
         return hmpi_raise_in(comm, err, fn);
     hmpi_p2p_lock();
     hmpi_req_t *r = hmpi_req_new(HMPI_REQ_SEND);
@@ -181,13 +183,13 @@ static inline int send_short(MPI_Comm comm, const void *buf, int count, MPI_Data
                              int dest, int tag)
 {
     hmpi_comm_t *c = hmpi_comm_get(comm);
-    hmpi_type_t t;
+    hmpi_layout_t t;
     if (!c || !common_args(c, buf, count, type, dest, tag, 0, &t))
         return 0;
     int l = c->local_of[dest];
-    size_t bytes = t.size * (size_t)count;
+    size_t bytes = t.size;
     return l >= 0 && bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX && !hmpi_p2p_threaded &&
-           hmpi_p2p_send_lane(c, (const char *)buf + t.lb, bytes, l, tag);
+           hmpi_p2p_send_lane(c, (const char *)buf + t.lo, bytes, l, tag);
 }
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
@@ -281,14 +283,13 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 {
     HMPI_ENTER("MPI_Recv");
     hmpi_comm_t *c = hmpi_comm_get(comm);
-    hmpi_type_t t;
+    hmpi_layout_t t;
     int err, l;
     /* The short way, tried first: valid arguments of the common case, a named local
      * source, and its message next in its lane (hmpi_p2p_recv_lane). */
     int common = c && common_args(c, buf, count, type, source, tag, 1, &t);
     if (common && (l = c->local_of[source]) >= 0 && !hmpi_p2p_threaded &&
-        hmpi_p2p_recv_lane(c, (char *)buf + t.lb, t.size * (size_t)count, source, l, tag, status,
-                           &err))
+        hmpi_p2p_recv_lane(c, (char *)buf + t.lo, t.size, source, l, tag, status, &err))
         return hmpi_raise_in(comm, err, "MPI_Recv");
     if (!c)
         return hmpi_check_comm_null(comm, "MPI_Recv")
@@ -334,7 +335,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
         return hmpi_check_comm_null(comm, "MPI_Irecv")
                    ? MPI_ERR_COMM
                    : PMPI_Irecv(buf, count, type, source, tag, comm, request);
-    hmpi_type_t t;
+    hmpi_layout_t t;
     int err = check_recv(c, buf, count, type, source, tag, &t);
     if (!err && !request)
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
@@ -375,7 +376,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     if (!c)
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status);
-    hmpi_type_t ts, tr;
+    hmpi_layout_t ts, tr;
     int err = check_send(c, sendbuf, sendcount, sendtype, dest, sendtag, &ts);
     if (!err)
         err = check_recv(c, recvbuf, recvcount, recvtype, source, recvtag, &tr);
@@ -401,14 +402,14 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     if (!c)
         return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
                                      status);
-    hmpi_type_t t;
+    hmpi_layout_t t;
     int err = check_send(c, buf, count, type, dest, sendtag, &t);
     if (!err)
         err = check_recv(c, buf, count, type, source, recvtag, &t);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Sendrecv_replace");
     /* The send reads a packed copy, so the receive may overwrite buf. */
-    size_t bytes = t.size * (size_t)count;
+    size_t bytes = t.size;
     void *copy = hmpi_heap_malloc(bytes ? bytes : 1);
     if (!copy)
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace");
@@ -445,7 +446,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         hmpi_backoff_end(&b);
         return err;
     }
-    hmpi_type_t t;
+    hmpi_layout_t t;
     int err = check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Probe");
@@ -479,7 +480,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
             hmpi_p2p_progress_locked(); /* as MPI_Test: the message may need it */
         return err;
     }
-    hmpi_type_t t;
+    hmpi_layout_t t;
     int err = check_recv(c, NULL, 0, MPI_BYTE, source, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Iprobe");

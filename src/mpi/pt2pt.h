@@ -15,14 +15,14 @@ extern HMPI_HIDDEN int hmpi_tag_ub;
  * and fills *t; returns MPI_SUCCESS or the class, described for hmpi_raise_in. The full
  * checks: pt2pt.c's entry points try the common case inline first. */
 int hmpi_check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int dest,
-                    int tag, hmpi_type_t *t);
+                    int tag, hmpi_layout_t *t);
 int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int source,
-                    int tag, hmpi_type_t *t);
+                    int tag, hmpi_layout_t *t);
 
 /* A program's status after MPI_PROC_NULL (its MPI_ERROR untouched); may be IGNORE. */
 void hmpi_status_proc_null(MPI_Status *status);
 static inline void hmpi_req_fill(hmpi_req_t *r, hmpi_comm_t *c, const void *buf, int count,
-                                 MPI_Datatype type, const hmpi_type_t *t, int peer, int tag,
+                                 MPI_Datatype type, const hmpi_layout_t *t, int peer, int tag,
                                  int mode)
 {
     r->comm = c;

@@ -472,7 +472,7 @@ static int make_persistent(const void *buf, int count, MPI_Datatype type, int pe
                            const char *fn)
 {
     hmpi_comm_t *c = hmpi_comm_get(comm);
-    hmpi_type_t t;
+    hmpi_layout_t t;
     int err = is_recv ? hmpi_check_recv(c, buf, count, type, peer, tag, &t)
                       : hmpi_check_send(c, buf, count, type, peer, tag, &t);
     if (!err && !request)
@@ -567,13 +567,13 @@ static int start_one(hmpi_req_t *r)
         return hmpi_recv_start(r);
     if (r->below_persistent) {
         hmpi_stat_add(HMPI_STAT_msgs_remote, 1);
-        hmpi_stat_add(HMPI_STAT_bytes_remote, r->t.size * (size_t)r->count);
+        hmpi_stat_add(HMPI_STAT_bytes_remote, r->t.size);
         return PMPI_Start(&r->below);
     }
     int l = r->comm->local_of[r->peer];
     if (r->mode == HMPI_MODE_BUFFERED) {
         hmpi_p2p_unlock();
-        int err = hmpi_bsend_reserve(&r->t, r->count);
+        int err = hmpi_bsend_reserve(&r->t);
         hmpi_p2p_lock();
         if (err)
             return err;

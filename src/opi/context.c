@@ -296,11 +296,11 @@ void hmpi_opi_finalize(void)
 
 int hmpi_opi_layout(MPI_Datatype type, int count, hmpi_layout_t *l)
 {
-    hmpi_type_t t;
-    if (hmpi_type_get(type, count, &t) != MPI_SUCCESS)
+    hmpi_layout_t one; /* one element: its true lower bound, extent and true extent */
+    if (hmpi_layout_get(type, 1, &one) != MPI_SUCCESS ||
+        hmpi_layout_get(type, count, l) != MPI_SUCCESS)
         return MPI_ERR_TYPE;
-    if (t.lb < 0 || t.extent < 0 || t.textent < 0)
+    if (one.lo < 0 || one.extent < 0 || (MPI_Aint)one.span < 0)
         return hmpi_opi_code(OPI_E_TYPE);
-    *l = hmpi_layout_of(&t, count);
     return MPI_SUCCESS;
 }

@@ -176,8 +176,8 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const hmpi_lay
                                                      oc->shadow, &op->inner)
                                    : hmpi_self_Irecv(ptr, sizeof(void *), MPI_BYTE, rank, tag,
                                                      oc->shadow, &op->inner);
-    hmpi_type_t ht; /* the program may free a derived type before the take completes */
-    op->holds_type = !err && hmpi_type_get(type, count, &ht) == MPI_SUCCESS && ht.derived;
+    /* the program may free a derived type before the take completes */
+    op->holds_type = !err && l->derived;
     hmpi_p2p_lock();
     if (!err) {
         hmpi_comm_t *uc = hmpi_comm_get(comm); /* errors go to the user's handler */

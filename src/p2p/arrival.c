@@ -103,7 +103,7 @@ static const char *check_arrival(const hmpi_req_t *r, arrival_t *a)
 
 static void complete_recv(hmpi_req_t *r, arrival_t *a)
 {
-    size_t cap = r->t.size * (size_t)r->count;
+    size_t cap = r->t.size;
     size_t len = a->v.size <= cap ? a->v.size : cap;
     size_t got = 0;
     int err;
@@ -117,7 +117,7 @@ static void complete_recv(hmpi_req_t *r, arrival_t *a)
         err = MPI_ERR_INTERN;
     } else {
         if (a->proto == HMPI_PROTO_IMMEDIATE && r->t.contig) { /* the common case, inline */
-            hmpi_p2p_copy_short((char *)r->buf + r->t.lb, a->v.data, len);
+            hmpi_p2p_copy_short((char *)r->buf + r->t.lo, a->v.data, len);
             got = len;
         } else {
             got = hmpi_protos[a->proto].deliver(&a->v, r, &r->t, len);

@@ -121,17 +121,17 @@ int hmpi_bridge_isend_below(const void *buf, int count, MPI_Datatype type, int d
     }
 }
 
-static void count_remote(const hmpi_type_t *t, int count)
+static void count_remote(const hmpi_layout_t *t)
 {
     hmpi_stat_add(HMPI_STAT_msgs_remote, 1);
-    hmpi_stat_add(HMPI_STAT_bytes_remote, t->size * (size_t)count);
+    hmpi_stat_add(HMPI_STAT_bytes_remote, t->size);
 }
 
 /* Blocking in the MPI below unless local peers may need this rank's progress meanwhile. */
-int hmpi_bridge_send(const hmpi_type_t *t, const void *buf, int count, MPI_Datatype type, int dest,
-                     int tag, MPI_Comm comm, int mode)
+int hmpi_bridge_send(const hmpi_layout_t *t, const void *buf, int count, MPI_Datatype type,
+                     int dest, int tag, MPI_Comm comm, int mode)
 {
-    count_remote(t, count);
+    count_remote(t);
     if (!hmpi_p2p_busy() && !hmpi_stats_counting())
         return hmpi_bridge_send_below(buf, count, type, dest, tag, comm, mode);
     MPI_Request req;
@@ -139,10 +139,10 @@ int hmpi_bridge_send(const hmpi_type_t *t, const void *buf, int count, MPI_Datat
     return err ? err : hmpi_p2p_below_wait(&req, MPI_STATUS_IGNORE, HMPI_WAIT_SEND);
 }
 
-int hmpi_bridge_isend(const hmpi_type_t *t, const void *buf, int count, MPI_Datatype type, int dest,
-                      int tag, MPI_Comm comm, int mode, MPI_Request *req)
+int hmpi_bridge_isend(const hmpi_layout_t *t, const void *buf, int count, MPI_Datatype type,
+                      int dest, int tag, MPI_Comm comm, int mode, MPI_Request *req)
 {
-    count_remote(t, count);
+    count_remote(t);
     return hmpi_bridge_isend_below(buf, count, type, dest, tag, comm, mode, req);
 }
 

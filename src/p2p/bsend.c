@@ -8,9 +8,9 @@
 static size_t attached; /* bytes of the attached buffer (0: none) */
 static size_t used;     /* bytes held by buffered local messages not yet received */
 
-int hmpi_bsend_reserve(const hmpi_type_t *t, int count)
+int hmpi_bsend_reserve(const hmpi_layout_t *t)
 {
-    size_t need = t->size * (size_t)count + MPI_BSEND_OVERHEAD;
+    size_t need = t->size + MPI_BSEND_OVERHEAD;
     hmpi_p2p_lock();
     if (used + need > attached)
         hmpi_p2p_progress(); /* delivered messages give their room back */

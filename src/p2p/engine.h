@@ -142,7 +142,7 @@ typedef struct {
     const char *(*check)(hmpi_msg_view_t *v);
     /* Moves the message into r's buffer; returns the bytes received. The envelope is
      * still the receiver's when it returns (the caller marks it DONE). */
-    size_t (*deliver)(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t, size_t len);
+    size_t (*deliver)(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_layout_t *t, size_t len);
     hmpi_stat_t msgs, bytes; /* counted at the send (the lane's: lane.c) */
 } hmpi_proto_ops_t;
 
@@ -153,23 +153,23 @@ int hmpi_proto_immediate_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, si
 const char *hmpi_proto_immediate_check(hmpi_msg_view_t *v);
 int hmpi_proto_copy_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
 const char *hmpi_proto_copy_check(hmpi_msg_view_t *v);
-size_t hmpi_proto_copy_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+size_t hmpi_proto_copy_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_layout_t *t,
                                size_t len);
 int hmpi_proto_synergistic_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
-size_t hmpi_proto_synergistic_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
-                                      size_t len);
+size_t hmpi_proto_synergistic_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r,
+                                      const hmpi_layout_t *t, size_t len);
 int hmpi_proto_cma_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
 const char *hmpi_proto_cma_check(hmpi_msg_view_t *v);
-size_t hmpi_proto_cma_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+size_t hmpi_proto_cma_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_layout_t *t,
                               size_t len);
 int hmpi_proto_pipe_prepare(hmpi_env_t *e, hmpi_req_t *r, const char *p, size_t bytes);
 void hmpi_proto_pipe_pushed(hmpi_env_t *e, const char *p, size_t bytes);
-size_t hmpi_proto_pipe_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+size_t hmpi_proto_pipe_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_layout_t *t,
                                size_t len);
 
 /* What the protocols share (proto.c). Copies len bytes of a message from src into r's
  * buffer (memcpy, or MPI_Unpack for a datatype with holes); returns the bytes placed. */
-size_t hmpi_proto_place(const void *src, hmpi_req_t *r, const hmpi_type_t *t, size_t len);
+size_t hmpi_proto_place(const void *src, hmpi_req_t *r, const hmpi_layout_t *t, size_t len);
 
 /* The sender's help in the synergistic protocol: copies blocks of the receiver's plan
  * (checked first) until none is left; returns how many it copied. */

@@ -51,7 +51,7 @@ typedef struct hmpi_req_s {
     void *buf;
     int count;
     MPI_Datatype type;
-    hmpi_type_t t;         /* layout of count elements of type */
+    hmpi_layout_t t;       /* layout of count elements of type */
     int peer;              /* rank in comm: destination, or source (MPI_ANY_SOURCE) */
     int tag;
     hmpi_env_t *env;       /* send: its envelope while in flight */
@@ -246,10 +246,10 @@ int hmpi_p2p_iprobe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Status *
  * node, counted as remote (t: the layout of count elements of type), blocking and not;
  * and the MPI below's own send of each mode, uncounted (a communicator HMPI does not
  * accelerate). */
-int hmpi_bridge_send(const hmpi_type_t *t, const void *buf, int count, MPI_Datatype type, int dest,
-                     int tag, MPI_Comm comm, int mode);
-int hmpi_bridge_isend(const hmpi_type_t *t, const void *buf, int count, MPI_Datatype type, int dest,
-                      int tag, MPI_Comm comm, int mode, MPI_Request *req);
+int hmpi_bridge_send(const hmpi_layout_t *t, const void *buf, int count, MPI_Datatype type,
+                     int dest, int tag, MPI_Comm comm, int mode);
+int hmpi_bridge_isend(const hmpi_layout_t *t, const void *buf, int count, MPI_Datatype type,
+                      int dest, int tag, MPI_Comm comm, int mode, MPI_Request *req);
 int hmpi_bridge_send_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                            MPI_Comm comm, int mode);
 int hmpi_bridge_isend_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
@@ -333,7 +333,7 @@ static inline void hmpi_p2p_unlock(void)
 /* Buffered sends to local peers (bsend.c): room in the attached buffer, as the MPI
  * standard counts it (bytes + MPI_BSEND_OVERHEAD per message); MPI_ERR_BUFFER when
  * the message does not fit. */
-int hmpi_bsend_reserve(const hmpi_type_t *t, int count);
+int hmpi_bsend_reserve(const hmpi_layout_t *t);
 /* Room of a delivered buffered message goes back to the attached buffer (lock held). */
 void hmpi_bsend_release(size_t bytes);
 /* MPI_Buffer_attach (size) and detach (0) of the MPI below succeeded. */

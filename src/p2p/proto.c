@@ -18,28 +18,29 @@
  * datatype is contiguous and by MPI_Unpack otherwise. A last, partial element is
  * merged: the element is packed as it stands, its head overwritten with the bytes
  * received, and unpacked again, so the bytes not received keep their values. */
-size_t hmpi_proto_place(const void *src, hmpi_req_t *r, const hmpi_type_t *t, size_t len)
+size_t hmpi_proto_place(const void *src, hmpi_req_t *r, const hmpi_layout_t *t, size_t len)
 {
     if (len == 0)
         return 0;
     if (t->contig) {
-        memcpy((char *)r->buf + t->lb, src, len);
+        memcpy((char *)r->buf + t->lo, src, len);
         return len;
     }
-    int whole = (int)(len / t->size);
-    size_t rest = len - (size_t)whole * t->size;
+    size_t one = t->size / (size_t)r->count; /* len > 0: count > 0 */
+    int whole = (int)(len / one);
+    size_t rest = len - (size_t)whole * one;
     int pos = 0;
     hmpi_type_unpack(src, (int)len, &pos, r->buf, whole, r->type); /* MPI_BOTTOM too */
     if (rest) {
         char *elem = (char *)r->buf + (MPI_Aint)whole * t->extent;
-        unsigned char *tmp = hmpi_heap_malloc(t->size);
+        unsigned char *tmp = hmpi_heap_malloc(one);
         if (!tmp)
             return len - rest;
         int p = 0;
-        hmpi_type_pack(elem, 1, r->type, tmp, (int)t->size, &p);
-        memcpy(tmp, (const char *)src + (size_t)whole * t->size, rest);
+        hmpi_type_pack(elem, 1, r->type, tmp, (int)one, &p);
+        memcpy(tmp, (const char *)src + (size_t)whole * one, rest);
         p = 0;
-        hmpi_type_unpack(tmp, (int)t->size, &p, elem, 1, r->type);
+        hmpi_type_unpack(tmp, (int)one, &p, elem, 1, r->type);
         hmpi_heap_free(tmp);
     }
     return len;

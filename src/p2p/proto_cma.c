@@ -25,10 +25,10 @@ const char *hmpi_proto_cma_check(hmpi_msg_view_t *v)
     return NULL;
 }
 
-size_t hmpi_proto_cma_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+size_t hmpi_proto_cma_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_layout_t *t,
                               size_t len)
 {
-    void *dst = t->contig ? (char *)r->buf + t->lb : hmpi_heap_malloc(len);
+    void *dst = t->contig ? (char *)r->buf + t->lo : hmpi_heap_malloc(len);
     if (!dst)
         return 0;
     size_t got = 0;

@@ -45,7 +45,7 @@ const char *hmpi_proto_copy_check(hmpi_msg_view_t *v)
     return hmpi_heap_is_shared_range(v->data, v->size) ? NULL : "data";
 }
 
-size_t hmpi_proto_copy_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+size_t hmpi_proto_copy_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_layout_t *t,
                                size_t len)
 {
     return hmpi_proto_place(v->data, r, t, len);

@@ -44,11 +44,11 @@ void hmpi_proto_pipe_pushed(hmpi_env_t *e, const char *p, size_t bytes)
  * whole message (also when truncated: the sender still writes the rest, and DONE must
  * not let it free the bounce under its own copy). The counter is clamped to the size:
  * a bent one can only make us copy bytes of the bounce early, never outside it. */
-size_t hmpi_proto_pipe_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
+size_t hmpi_proto_pipe_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_layout_t *t,
                                size_t len)
 {
     const char *src = v->data;
-    char *dst = (char *)r->buf + t->lb;
+    char *dst = (char *)r->buf + t->lo;
     size_t done = t->contig ? 0 : len; /* a layout with holes is unpacked at the end */
     hmpi_backoff_t b = {0};
     for (;;) {

@@ -68,11 +68,11 @@ uint64_t hmpi_syn_help(hmpi_env_t *env)
     return mine;
 }
 
-size_t hmpi_proto_synergistic_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r, const hmpi_type_t *t,
-                                      size_t len)
+size_t hmpi_proto_synergistic_deliver(const hmpi_msg_view_t *v, hmpi_req_t *r,
+                                      const hmpi_layout_t *t, size_t len)
 {
     hmpi_env_t *env = v->env;
-    char *dst = (char *)r->buf + t->lb;
+    char *dst = (char *)r->buf + t->lo;
     if (!t->contig || !hmpi_heap_is_shared_range(dst, len))
         return hmpi_proto_place(v->data, r, t, len); /* the sender cannot write here: copy alone */
     uint64_t block = len > (uint64_t)hmpi_knobs.SYNERGISTIC_LARGE

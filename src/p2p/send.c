@@ -109,7 +109,7 @@ int hmpi_p2p_rewritten(const unsigned char *p, size_t n)
 static void reclaim_buffer(const hmpi_env_t *e, const hmpi_req_t *r)
 {
     const hmpi_env_own_t *own = hmpi_env_own((hmpi_env_t *)e);
-    const char *p = (const char *)r->buf + r->t.lb;
+    const char *p = (const char *)r->buf + r->t.lo;
     if (own->reclaim && own->user_data && !r->freed && hmpi_heap_is_shared_range(p, own->size)) {
         hmpi_cache_own(p, own->size);
         hmpi_stat_add(HMPI_STAT_reclaimed, 1);
@@ -264,8 +264,8 @@ static hmpi_proto_t choose(const hmpi_req_t *r, hmpi_env_t *e, const char *p, si
 
 int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
 {
-    size_t bytes = r->t.size * (size_t)r->count;
-    const char *p = (const char *)r->buf + r->t.lb;
+    size_t bytes = r->t.size;
+    const char *p = (const char *)r->buf + r->t.lo;
     if (hmpi_p2p_engine.lane_k && bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX &&
         r->mode != HMPI_MODE_SYNC && r->mode != HMPI_MODE_BUFFERED) {
         hmpi_env_t *slot = hmpi_p2p_lane_claim(dst_local);

@@ -20,11 +20,11 @@ int hmpi_rma_buf(const void *addr, int count, MPI_Datatype type, hmpi_rma_buf_t 
 {
     if (count < 0)
         return MPI_ERR_COUNT;
-    hmpi_type_t t;
-    int err = hmpi_type_get(type, count, &t);
+    hmpi_layout_t l;
+    int err = hmpi_layout_get(type, count, &l);
     if (err != MPI_SUCCESS)
         return err;
-    *b_p = (hmpi_rma_buf_t){(void *)addr, count, type, hmpi_layout_of(&t, count)};
+    *b_p = (hmpi_rma_buf_t){(void *)addr, count, type, l};
     return MPI_SUCCESS;
 }
 

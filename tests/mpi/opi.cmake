@@ -8,6 +8,7 @@
 #   opi_mixed     OPI and ordinary requests in one Waitall/Waitany/Waitsome/Testall
 #   opi_trim      1e5 gives to one rank: pools and heap use stay bounded
 #   opi_errors    every misuse returns its error class under MPI_ERRORS_RETURN
+#   opi_types     a struct type with its blocks declared in reversed order: takes unpack
 #   opi_threads   MPI_THREAD_MULTIPLE: threads give, take and free concurrently
 #   opi_scatter, opi_alltoall   the collective patterns of apps/opi_collectives
 set(_opi_dir ${CMAKE_CURRENT_LIST_DIR})
@@ -50,7 +51,7 @@ function(opi_variant name suffix)
   endforeach()
 endfunction()
 
-foreach(t opi_basic opi_wildcard opi_mixed opi_errors)
+foreach(t opi_basic opi_wildcard opi_mixed opi_errors opi_types)
   opi_test(${t})
   # Pass-through: every give sends the contents through the MPI below.
   opi_variant(${t} disabled RANKS 2 4 NODE_SIZES 0 ENV HMPI_DISABLE=1)
