@@ -24,9 +24,10 @@ typedef struct {
     int derived;     /* made by the program: it may free it while operations use it */
 } hmpi_layout_t;
 
-/* The cache behind hmpi_layout_get, the private record of a type, one entry per handle, committed types only (a free
- * drops the entry: the MPI below may hand the same handle to the next new type). Not
- * filled under MPI_THREAD_MULTIPLE, so a hit needs no other test. */
+/* The cache behind hmpi_layout_get, the private record of a type: one entry per
+ * handle, committed types only (a free drops the entry: the MPI below may hand the same
+ * handle to the next new type). Not filled under MPI_THREAD_MULTIPLE, so a hit needs no
+ * other test. */
 typedef struct {
     MPI_Datatype handle;
     int valid;
