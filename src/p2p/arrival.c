@@ -237,12 +237,24 @@ static void take_queue(void)
     hmpi_p2p_engine.draining = 0;
 }
 
-/* Everything that arrived: the queue, then each lane. */
+/* Everything that arrived: the queue, then each lane, or each lane that rang my bell
+ * (its words answered in turn; a bit past the node's ranks is a peer's corruption). */
 void hmpi_p2p_take_arrivals(void)
 {
     take_queue();
-    for (int src = 0; src < (hmpi_p2p_engine.lane_k ? hmpi_p2p_engine.nlocal : 0); src++)
-        take_lane(src, 0, 0);
+    int n = hmpi_p2p_engine.lane_k ? hmpi_p2p_engine.nlocal : 0;
+    if (!hmpi_p2p_engine.bell) {
+        for (int src = 0; src < n; src++)
+            take_lane(src, 0, 0);
+        return;
+    }
+    for (int w = 0; w * 64 < n; w++)
+        for (uint64_t rung = hmpi_bell_answer(hmpi_p2p_engine.bell, (size_t)w); rung;
+             rung &= rung - 1) {
+            int src = w * 64 + __builtin_ctzll(rung);
+            if (src < n)
+                take_lane(src, 0, 0);
+        }
 }
 
 /* Messages not yet taken in are not looked for: taken in later, they meet the posted

@@ -12,6 +12,7 @@
 #include "../common/hidden.h"
 #include "../common/stats.h"
 #include "../node/node.h"
+#include "../shm/bell.h"
 #include "../shm/lane.h"
 
 #include <pthread.h>
@@ -206,7 +207,8 @@ static_assert(sizeof(hmpi_p2p_to_t) == 32 && sizeof(hmpi_p2p_from_t) == 32, "one
  * (shm/lane.h) of lane_k envelopes in its slice, receiver-major, published in its
  * control block. A small eager message goes into the next slot of the lane when that
  * slot is DONE (the ring's free value; PENDING its busy one), and is published by the
- * slot's seq (lseq); the receiver polls the next slot of each lane. Otherwise the
+ * slot's seq (lseq); the receiver polls the next slot of each lane (of each lane that
+ * rang its bell, on a node of HMPI_LANE_SUMMARY ranks or more). Otherwise the
  * message goes by the receiver's incoming queue. pseq numbers one sender's messages to
  * one receiver across both ways; the receiver takes them in that order. */
 typedef struct {
@@ -227,11 +229,17 @@ typedef struct {
         uint64_t hash;
     } rewrite_seen[HMPI_P2P_REWRITE_SLOTS];
     /* lane.c */
-    unsigned lane_k;               /* slots per lane, a power of two; 0: no lanes */
-    char *lane_out;                /* my lanes: receiver r's from r * lane_bytes */
-    size_t lane_bytes;             /* one lane */
-    hmpi_p2p_to_t *to;             /* [receiver]: my lane to it, messages numbered */
-    hmpi_p2p_from_t *from;         /* [sender]: its lane to me, messages taken in */
+    unsigned lane_k;       /* slots per lane, a power of two; 0: no lanes */
+    char *lane_out;        /* my lanes: receiver r's from r * lane_bytes */
+    size_t lane_bytes;     /* one lane */
+    hmpi_p2p_to_t *to;     /* [receiver]: my lane to it, messages numbered */
+    hmpi_p2p_from_t *from; /* [sender]: its lane to me, messages taken in */
+    /* The summary of my lanes from HMPI_LANE_SUMMARY local ranks (shm/bell.h): a sender
+     * rings its bit in its receiver's bell with each lane message, and my progress
+     * looks only at the lanes that rang. NULL: none, progress looks at every lane. */
+    hmpi_bell_t *bell;  /* mine: after my lanes, in my slice */
+    hmpi_bell_t **ring; /* [receiver]: my word of its bell */
+    uint64_t ring_bit;  /* my bit there */
     /* arrival.c */
     int draining;                   /* inside take_queue: no nested take */
     struct arrival_s *arrival_pool; /* free records of unexpected messages */
@@ -324,6 +332,8 @@ static inline void hmpi_p2p_lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, in
     HMPI_ASSERT_INTERNAL(e == hmpi_p2p_lane_slot(to->lane, to->tx.head));
     e->pseq = to->pseq++;
     hmpi_lane_publish(&to->tx, e, HMPI_P2P_LANE_STATE, HMPI_ENV_PENDING);
+    if (hmpi_p2p_engine.ring)
+        hmpi_bell_ring(hmpi_p2p_engine.ring[dst], hmpi_p2p_engine.ring_bit);
     hmpi_wait_wake(dst);
     /* The 8-byte ping-pong's one place of counting: one test when off; when on, two
      * plain adds, not locked ones, each of which would wait for the store buffer on

@@ -88,8 +88,18 @@ int hmpi_p2p_send_lane(const hmpi_comm_t *c, const void *p, size_t bytes, int ds
     return 1;
 }
 
-/* My lanes, all slots DONE (free), published in my control block; the per-peer
- * counters. Lanes are optional: without heap room, none. */
+/* Bytes of the bell after a rank's lanes (shm/bell.h): none on a node of fewer than
+ * HMPI_LANE_SUMMARY ranks. Lanes are whole envelopes, so the bell starts a line. */
+static size_t bell_bytes(void)
+{
+    int min = hmpi_knobs.LANE_SUMMARY;
+    return min > 0 && hmpi_p2p_engine.nlocal >= min
+               ? hmpi_bell_size((unsigned)hmpi_p2p_engine.nlocal)
+               : 0;
+}
+
+/* My lanes, all slots DONE (free), and my bell zeroed, published in my control block;
+ * the per-peer counters. Lanes are optional: without heap room, none. */
 int hmpi_p2p_lanes_alloc(void)
 {
     hmpi_p2p_engine.nlocal = hmpi_node.size;
@@ -114,12 +124,13 @@ int hmpi_p2p_lanes_alloc(void)
                (uint64_t)hmpi_knobs.LANE_TOTAL)
         hmpi_p2p_engine.lane_k /= 2;
     hmpi_p2p_engine.lane_bytes = (size_t)hmpi_p2p_engine.lane_k * hmpi_p2p_engine.env_bytes;
+    size_t lanes = hmpi_p2p_engine.lane_bytes * (size_t)hmpi_p2p_engine.nlocal;
     hmpi_p2p_engine.lane_out =
-        hmpi_p2p_engine.lane_k
-            ? hmpi_heap_shared_alloc(hmpi_p2p_engine.lane_bytes * (size_t)hmpi_p2p_engine.nlocal)
-            : NULL;
+        hmpi_p2p_engine.lane_k ? hmpi_heap_shared_alloc(lanes + bell_bytes()) : NULL;
     if (!hmpi_p2p_engine.lane_out)
         hmpi_p2p_engine.lane_k = 0;
+    else if (bell_bytes())
+        memset(hmpi_p2p_engine.lane_out + lanes, 0, bell_bytes());
     for (int dst = 0; hmpi_p2p_engine.lane_k && dst < hmpi_p2p_engine.nlocal; dst++) {
         hmpi_p2p_engine.to[dst].lane =
             hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes;
@@ -130,31 +141,63 @@ int hmpi_p2p_lanes_alloc(void)
     return 0;
 }
 
-/* Every peer's lane to me, checked to lie whole in its slice. All ranks of the node
- * use lanes, with one slot count, or none does: a sender writes only where the
- * receiver reads. */
+/* My word and bit in each receiver's bell (checked in its slice), or 0 without memory
+ * for the words (then no rank rings: one that answers must hear every sender). */
+static int ring_words(size_t lanes)
+{
+    hmpi_p2p_engine.ring = malloc(sizeof *hmpi_p2p_engine.ring * (size_t)hmpi_p2p_engine.nlocal);
+    if (!hmpi_p2p_engine.ring)
+        return 0;
+    for (int dst = 0; dst < hmpi_p2p_engine.nlocal; dst++)
+        hmpi_p2p_engine.ring[dst] =
+            hmpi_bell_word((hmpi_bell_t *)(void *)((char *)hmpi_ctrl()->rank[dst].lanes + lanes),
+                           (unsigned)hmpi_node.rank);
+    hmpi_p2p_engine.ring_bit = hmpi_bell_bit((unsigned)hmpi_node.rank);
+    return 1;
+}
+
+/* Whether [p, p + n) lies whole in local rank r's slice. */
+static int in_slice(const char *p, size_t n, int r)
+{
+    return p && hmpi_heap_owner(p) == r && hmpi_heap_is_shared_range(p, n) &&
+           hmpi_heap_owner(p + n - 1) == r;
+}
+
+/* Every peer's lane to me, and its bell after its lanes, checked to lie whole in its
+ * slice. All ranks of the node use lanes, with one slot count, or none does: a sender
+ * writes only where the receiver reads; and all ring bells, or none does. */
 void hmpi_p2p_lanes_connect(void)
 {
-    int ok = 1;
+    size_t lanes = hmpi_p2p_engine.lane_bytes * (size_t)hmpi_p2p_engine.nlocal;
+    size_t bell = bell_bytes();
+    int ok = 1, ring = bell != 0;
     for (int src = 0; src < hmpi_p2p_engine.nlocal && hmpi_p2p_engine.lane_k; src++) {
         char *l = hmpi_ctrl()->rank[src].lanes;
-        size_t all = hmpi_p2p_engine.lane_bytes * (size_t)hmpi_p2p_engine.nlocal;
-        if (!l || hmpi_heap_owner(l) != src || !hmpi_heap_is_shared_range(l, all) ||
-            hmpi_heap_owner(l + all - 1) != src)
+        if (!in_slice(l, lanes, src))
             ok = 0;
         else
             hmpi_p2p_engine.from[src].lane =
                 l + (size_t)hmpi_node.rank * hmpi_p2p_engine.lane_bytes;
+        if (ring && (!ok || !in_slice(l + lanes, bell, src)))
+            ring = 0;
     }
-    int64_t k = ok ? (int64_t)hmpi_p2p_engine.lane_k : 0, all[2] = {k, -k};
-    hmpi_node_exchange(all, 2);
+    ring = ring && ring_words(lanes);
+    int64_t k = ok ? (int64_t)hmpi_p2p_engine.lane_k : 0, all[3] = {k, -k, ring};
+    hmpi_node_exchange(all, 3);
     for (int r = 0; r < hmpi_p2p_engine.nlocal; r++)
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 3; i++)
             if (hmpi_node_said(r)[i] < all[i])
                 all[i] = hmpi_node_said(r)[i];
     if (all[0] != -all[1] || all[0] == 0)
         hmpi_p2p_engine.lane_k = 0; /* the lanes stay allocated, unused */
+    if (hmpi_p2p_engine.lane_k && all[2] == 1) {
+        hmpi_p2p_engine.bell = (hmpi_bell_t *)(void *)(hmpi_p2p_engine.lane_out + lanes);
+    } else {
+        free(hmpi_p2p_engine.ring);
+        hmpi_p2p_engine.ring = NULL;
+    }
     if (hmpi_knobs.VERBOSE >= 2 && hmpi_node.rank == 0)
-        hmpi_log_info("lanes: %u slots of %zu bytes to each of %d local ranks",
-                      hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes, hmpi_p2p_engine.nlocal);
+        hmpi_log_info("lanes: %u slots of %zu bytes to each of %d local ranks%s",
+                      hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes, hmpi_p2p_engine.nlocal,
+                      hmpi_p2p_engine.bell ? ", a summary bit per sender" : "");
 }

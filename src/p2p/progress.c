@@ -234,6 +234,8 @@ void hmpi_p2p_finalize(void)
     hmpi_p2p_engine.lane_k = 0;
     free(hmpi_p2p_engine.to), free(hmpi_p2p_engine.from);
     hmpi_p2p_engine.to = NULL, hmpi_p2p_engine.from = NULL;
+    free(hmpi_p2p_engine.ring);
+    hmpi_p2p_engine.ring = NULL, hmpi_p2p_engine.bell = NULL;
     if (hmpi_p2p_engine.poke_req != MPI_REQUEST_NULL) {
         PMPI_Cancel(&hmpi_p2p_engine.poke_req);
         PMPI_Wait(&hmpi_p2p_engine.poke_req, MPI_STATUS_IGNORE);

@@ -110,13 +110,18 @@ set_tests_properties(mpi.p2p_ordering_lanes.np8x5 PROPERTIES TIMEOUT 200 LABELS 
   PROCESSORS 2 ENVIRONMENT "${_stats_env}")
 # Smaller lanes keep the order too: one slot, four (HMPI_LANE_TOTAL=32 halves the 64
 # slots down to 4 at 8 ranks, as the default total does on nodes of 256 ranks and more)
-# and none (every message by the queue), each way counted.
+# and none (every message by the queue), each way counted. And with the summary word
+# that nodes of HMPI_LANE_SUMMARY ranks use (progress looks only at the lanes that rang):
+# with the default lanes and with one slot each (the queue taken between two rings).
 foreach(v "slots1|HMPI_LANE_SLOTS=1|--each=msgs_lane>=1"
           "total32|HMPI_LANE_TOTAL=32|--each=msgs_lane>=1|--output=lanes: 4 slots"
-          "slots0|HMPI_LANE_SLOTS=0|--each=msgs_lane==0")
+          "slots0|HMPI_LANE_SLOTS=0|--each=msgs_lane==0"
+          "summary|HMPI_LANE_SUMMARY=2|--each=msgs_lane>=100|--output=a summary bit per sender"
+          "summary.slots1|HMPI_LANE_SUMMARY=2 HMPI_LANE_SLOTS=1|--each=msgs_lane>=1|--output=a summary bit per sender")
   string(REPLACE "|" ";" v "${v}")
   list(GET v 0 name)
   list(GET v 1 knob)
+  string(REPLACE " " ";" knob "${knob}")
   list(SUBLIST v 2 -1 want)
   add_test(NAME mpi.p2p_ordering_lanes.${name}.np8 COMMAND ${HMPI_PYTHON3}
     ${PROJECT_SOURCE_DIR}/tests/fortran/stats_check.py --ranks 8 --timeout 110
