@@ -141,21 +141,6 @@ int hmpi_p2p_lanes_alloc(void)
     return 0;
 }
 
-/* My word and bit in each receiver's bell (checked in its slice), or 0 without memory
- * for the words (then no rank rings: one that answers must hear every sender). */
-static int ring_words(size_t lanes)
-{
-    hmpi_p2p_engine.ring = malloc(sizeof *hmpi_p2p_engine.ring * (size_t)hmpi_p2p_engine.nlocal);
-    if (!hmpi_p2p_engine.ring)
-        return 0;
-    for (int dst = 0; dst < hmpi_p2p_engine.nlocal; dst++)
-        hmpi_p2p_engine.ring[dst] =
-            hmpi_bell_word((hmpi_bell_t *)(void *)((char *)hmpi_ctrl()->rank[dst].lanes + lanes),
-                           (unsigned)hmpi_node.rank);
-    hmpi_p2p_engine.ring_bit = hmpi_bell_bit((unsigned)hmpi_node.rank);
-    return 1;
-}
-
 /* Whether [p, p + n) lies whole in local rank r's slice. */
 static int in_slice(const char *p, size_t n, int r)
 {
@@ -163,25 +148,33 @@ static int in_slice(const char *p, size_t n, int r)
            hmpi_heap_owner(p + n - 1) == r;
 }
 
-/* Every peer's lane to me, and its bell after its lanes, checked to lie whole in its
- * slice. All ranks of the node use lanes, with one slot count, or none does: a sender
- * writes only where the receiver reads; and all ring bells, or none does. */
+/* Every peer's lane to me, and its bell after its lanes with my word there, checked to
+ * lie whole in its slice (its lanes' address read once). All ranks of the node use
+ * lanes, with one slot count, or none does: a sender writes only where the receiver
+ * reads; and all ring bells, or none does (one that answers must hear every sender). */
 void hmpi_p2p_lanes_connect(void)
 {
     size_t lanes = hmpi_p2p_engine.lane_bytes * (size_t)hmpi_p2p_engine.nlocal;
     size_t bell = bell_bytes();
+    unsigned me = (unsigned)hmpi_node.rank;
     int ok = 1, ring = bell != 0;
+    if (ring) {
+        hmpi_p2p_engine.ring =
+            malloc(sizeof *hmpi_p2p_engine.ring * (size_t)hmpi_p2p_engine.nlocal);
+        ring = hmpi_p2p_engine.ring != NULL;
+        hmpi_p2p_engine.ring_bit = hmpi_bell_bit(me);
+    }
     for (int src = 0; src < hmpi_p2p_engine.nlocal && hmpi_p2p_engine.lane_k; src++) {
         char *l = hmpi_ctrl()->rank[src].lanes;
         if (!in_slice(l, lanes, src))
             ok = 0;
         else
-            hmpi_p2p_engine.from[src].lane =
-                l + (size_t)hmpi_node.rank * hmpi_p2p_engine.lane_bytes;
+            hmpi_p2p_engine.from[src].lane = l + (size_t)me * hmpi_p2p_engine.lane_bytes;
         if (ring && (!ok || !in_slice(l + lanes, bell, src)))
             ring = 0;
+        else if (ring)
+            hmpi_p2p_engine.ring[src] = hmpi_bell_word((hmpi_bell_t *)(void *)(l + lanes), me);
     }
-    ring = ring && ring_words(lanes);
     int64_t k = ok ? (int64_t)hmpi_p2p_engine.lane_k : 0, all[3] = {k, -k, ring};
     hmpi_node_exchange(all, 3);
     for (int r = 0; r < hmpi_p2p_engine.nlocal; r++)
