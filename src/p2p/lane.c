@@ -125,12 +125,12 @@ int hmpi_p2p_lanes_alloc(void)
         hmpi_p2p_engine.lane_k /= 2;
     hmpi_p2p_engine.lane_bytes = (size_t)hmpi_p2p_engine.lane_k * hmpi_p2p_engine.env_bytes;
     size_t lanes = hmpi_p2p_engine.lane_bytes * (size_t)hmpi_p2p_engine.nlocal;
-    hmpi_p2p_engine.lane_out =
-        hmpi_p2p_engine.lane_k ? hmpi_heap_shared_alloc(lanes + bell_bytes()) : NULL;
+    size_t bell = bell_bytes();
+    hmpi_p2p_engine.lane_out = hmpi_p2p_engine.lane_k ? hmpi_heap_shared_alloc(lanes + bell) : NULL;
     if (!hmpi_p2p_engine.lane_out)
         hmpi_p2p_engine.lane_k = 0;
-    else if (bell_bytes())
-        memset(hmpi_p2p_engine.lane_out + lanes, 0, bell_bytes());
+    else
+        memset(hmpi_p2p_engine.lane_out + lanes, 0, bell);
     for (int dst = 0; hmpi_p2p_engine.lane_k && dst < hmpi_p2p_engine.nlocal; dst++) {
         hmpi_p2p_engine.to[dst].lane =
             hmpi_p2p_engine.lane_out + (size_t)dst * hmpi_p2p_engine.lane_bytes;
