@@ -66,14 +66,10 @@ static void root_help(hmpi_coll_team_t *t, uint64_t e, const unsigned char *src,
 static int ring_root(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
                      const hmpi_layout_t *l)
 {
-    if (t->ep.seen_done + HMPI_COLL_RING < e) { /* entry e % RING may still be read */
-        hmpi_coll_seen_scan(t);
-        if (t->ep.seen_done + HMPI_COLL_RING < e)
-            hmpi_coll_wait_done(t, e - HMPI_COLL_RING);
-    }
-    hmpi_coll_ring_t *r = hmpi_coll_ring(t, t->ep.me, e);
+    hmpi_coll_ring_t *r = hmpi_coll_ring_claim(t, e);
     int err = hmpi_coll_pack(r->data, buf, count, type, l);
-    r->bytes = l->size;
+    r->bytes = (uint32_t)l->size;
+    r->off = 0;
     atomic_store_explicit(&r->seq, e, memory_order_release);
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
     return err;
@@ -84,12 +80,13 @@ static int ring_read(hmpi_coll_team_t *t, uint64_t e, const hmpi_coll_ring_t *r,
                      int count, MPI_Datatype type, const hmpi_layout_t *l)
 {
     int err = MPI_SUCCESS;
-    if (r->bytes > l->size)
+    size_t bytes = r->bytes; /* read once */
+    if (bytes > l->size || bytes > HMPI_COLL_RING_BYTES)
         err = MPI_ERR_TRUNCATE;
     else if (l->contig)
-        memcpy(hmpi_coll_at(buf, l->lo), r->data, r->bytes);
+        memcpy(hmpi_coll_at(buf, l->lo), r->data, bytes);
     else
-        err = hmpi_coll_unpack(buf, count, type, l, r->data, r->bytes);
+        err = hmpi_coll_unpack(buf, count, type, l, r->data, bytes);
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
     return err;
 }

@@ -221,32 +221,55 @@ static inline hmpi_coll_half_t *hmpi_coll_claim(hmpi_coll_team_t *t, uint64_t e)
     return (hmpi_coll_half_t *)hmpi_epoch_claim(&t->ep, e, HMPI_WAIT_COLL);
 }
 
-/* ---- the broadcast ring --------------------------------------------------------------
+/* ---- the ring ------------------------------------------------------------------------
  *
- * Every slot ends in HMPI_COLL_RING lines, one per epoch modulo the ring, for broadcasts
- * of at most HMPI_COLL_RING_BYTES from this member (bcast.c). The root writes entry
- * e % RING (its data and bytes, then seq = e with release) and publishes DONE(e), so a
- * root runs up to RING epochs ahead of its slowest reader instead of two: on shared
- * cores a reader then takes in many broadcasts each time it runs. Reuse: before writing
- * entry e % RING the root knows every member finished e - RING (ep.seen_done, raised by
- * a look at every member's state when it is too old, hmpi_coll_seen_scan, so the look
- * is paid about once per RING broadcasts). A reader tells the ring from the slot by
- * seq: seq == e exactly when the root used the ring for e (stored before its DONE(e)). */
-enum { HMPI_COLL_RING = 32, HMPI_COLL_RING_BYTES = 48 };
+ * Every slot ends in HMPI_COLL_RING entries, one per epoch modulo the ring, for data
+ * that one member publishes and needs nobody to wait for: a broadcast of at most
+ * HMPI_COLL_RING_BYTES from its root (bcast.c), a non-root's input to a small reduce
+ * (reduce.c). The owner writes entry e % RING (its data, bytes and off, then seq = e
+ * with release) and publishes DONE(e), so it runs up to RING epochs ahead of its slowest
+ * reader instead of two: on shared cores a reader then takes in many collectives each
+ * time it runs, as the MPI below's eager sends let it. Reuse: before writing entry
+ * e % RING the owner knows every member finished e - RING (ep.seen_done, raised by a
+ * look at every member's state when it is too old, hmpi_coll_seen_scan, so the look is
+ * paid about once per RING epochs). A reader tells the ring from the slot by seq: seq ==
+ * e exactly when the owner used the ring for e (stored before its DONE(e)); seq only
+ * grows (e, then e + RING once every member finished e), so a reader may also wait for
+ * seq >= e. An entry is HMPI_COLL_RING_LINES lines, so that 256-byte payloads fit (a
+ * reader of fewer bytes touches only the lines they lie in). */
+enum { HMPI_COLL_RING = 32, HMPI_COLL_RING_LINES = 5 };
+enum { HMPI_COLL_RING_BYTES = HMPI_COLL_RING_LINES * HMPI_CACHE_LINE - 16 };
 
 typedef struct {
     alignas(HMPI_CACHE_LINE) _Atomic uint64_t seq;
-    uint64_t bytes;
+    uint32_t bytes; /* the data's length */
+    uint32_t off;   /* where it starts in data (a reduce's input keeps its alignment
+                       modulo 16); 0 for a broadcast */
     unsigned char data[HMPI_COLL_RING_BYTES];
 } hmpi_coll_ring_t;
 
-static_assert(sizeof(hmpi_coll_ring_t) == HMPI_CACHE_LINE, "one line per entry");
+static_assert(sizeof(hmpi_coll_ring_t) == HMPI_COLL_RING_LINES * HMPI_CACHE_LINE,
+              "whole lines per entry");
+static_assert(offsetof(hmpi_coll_ring_t, data) == 16, "16-byte aligned data");
 
 /* Member i's ring entry for epoch e: after the two halves and the meeting line. */
 static inline hmpi_coll_ring_t *hmpi_coll_ring(const hmpi_coll_team_t *t, int i, uint64_t e)
 {
     return (hmpi_coll_ring_t *)(t->ep.slot[i] + 2 * t->ep.stride + HMPI_CACHE_LINE) +
            e % HMPI_COLL_RING;
+}
+
+/* Before this rank writes its ring entry of epoch e: returns it once every member
+ * finished e - RING, its last user (looking at the members' states about once per RING
+ * epochs, waiting only when one really is that far behind). */
+static inline hmpi_coll_ring_t *hmpi_coll_ring_claim(hmpi_coll_team_t *t, uint64_t e)
+{
+    if (t->ep.seen_done + HMPI_COLL_RING < e) {
+        hmpi_coll_seen_scan(t);
+        if (t->ep.seen_done + HMPI_COLL_RING < e)
+            hmpi_coll_wait_done(t, e - HMPI_COLL_RING);
+    }
+    return hmpi_coll_ring(t, t->ep.me, e);
 }
 
 /* This rank's scratch with room for len bytes, for epoch e (claim_full). The job stops

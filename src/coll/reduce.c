@@ -76,6 +76,48 @@ int hmpi_coll_expose_input(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h,
 
 /* ---- reduce ------------------------------------------------------------------------ */
 
+/* A reduce whose inputs fit the ring (coll.h): a non-root stages its input in its ring
+ * entry and returns, up to RING epochs ahead of the root, as the MPI below's eager sends
+ * let its members; the root folds the entries in member order. Every member takes this
+ * way or none does: it depends on the span of count x type, the same everywhere. */
+static int reduce_ring(hmpi_coll_team_t *t, uint64_t e, const void *in, void *recvbuf, int count,
+                       MPI_Datatype type, MPI_Op op, int root, const hmpi_layout_t *one,
+                       const hmpi_layout_t *l, int commute)
+{
+    int me = t->ep.me, n = t->ep.n;
+    if (me != root) {
+        hmpi_coll_ring_t *r = hmpi_coll_ring_claim(t, e);
+        hmpi_coll_area_t a = {r->data, HMPI_COLL_RING_BYTES, 0};
+        const unsigned char *x = hmpi_coll_stage_span(&a, in, l, 16);
+        HMPI_ASSERT_INTERNAL(x != NULL);
+        r->off = (uint32_t)((const unsigned char *)hmpi_coll_at(x, l->lo) - r->data);
+        r->bytes = (uint32_t)l->span;
+        atomic_store_explicit(&r->seq, e, memory_order_release);
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return MPI_SUCCESS;
+    }
+    const void *stack[HMPI_COLL_STACK_INPUTS];
+    const void **x =
+        n <= HMPI_COLL_STACK_INPUTS ? stack : hmpi_coll_alloc(sizeof(void *) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        if (i == me) {
+            x[i] = in;
+            continue;
+        }
+        hmpi_coll_ring_t *r = hmpi_coll_ring(t, i, e);
+        if (atomic_load_explicit(&r->seq, memory_order_acquire) < e)
+            hmpi_coll_wait_slow(&r->seq, e);
+        /* off is below 16 as written; masked, a corrupted one cannot read past the entry */
+        x[i] = hmpi_coll_at(r->data + (r->off & 15u), -l->lo);
+    }
+    hmpi_coll_seen(t, e); /* every member began e */
+    int err = hmpi_coll_reduce_slice(recvbuf, x, n, in == recvbuf ? me : -1, 0, count, type, op,
+                                     one, commute);
+    hmpi_coll_inputs_free(x, stack);
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    return err;
+}
+
 int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype type, MPI_Op op, int root)
 {
@@ -92,6 +134,8 @@ int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return MPI_SUCCESS;
     }
+    if (l.span + 16 <= HMPI_COLL_RING_BYTES)
+        return reduce_ring(t, e, in, recvbuf, count, type, op, root, &one, &l, commute);
     const void *stack[HMPI_COLL_STACK_INPUTS], **x;
     hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
 

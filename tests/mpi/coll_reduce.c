@@ -3,7 +3,8 @@
  * the MPI below rejects are skipped and listed), sizes from 0 to several MiB, in
  * place, every root, subset and reordered communicators, buffers on the heap and off
  * it, user-defined ops commutative (on a struct with padding) and not (2x2 matrix
- * products), a predefined op on a derived datatype. Values are chosen so that every
+ * products), small reduces in a row while the root sleeps (the non-roots run ahead), a
+ * predefined op on a derived datatype. Values are chosen so that every
  * result is exact (no overflow, floating sums of small integers). */
 #include "coll_common.h"
 #include "coll_ops.h"
@@ -11,6 +12,7 @@
 #include <complex.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 enum { OP_MAX, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_LOR, OP_LXOR, OP_BAND, OP_BOR, OP_BXOR,
        OP_MAXLOC, OP_MINLOC, NOPS };
@@ -509,6 +511,36 @@ static void part_user_ops(void)
     MPI_Op_free(&mat);
 }
 
+/* Small reduces in a row (the ring, src/coll/coll.h): the non-roots run ahead of the
+ * root, lap their rings while it sleeps, and every result is right and in member order
+ * (a non-commutative op); inputs on both sides of the ring's capacity (18 matrices, 288
+ * bytes, fit; 19 do not), in place or not, roots changing between runs. */
+static void part_ring(void)
+{
+    MPI_Op mat;
+    MPI_Op_create(mat_op, 0, &mat);
+    MPI_Datatype tmat = mat_type(0);
+    rcase_t rc = {"matrix product, in a row", tmat, mat, 16, 16, 0, gen_mats, fold_mats, same_mats};
+    const int counts[] = {1, 18, 2};
+    for (int c = 0; c < tc_ncomms; c++) {
+        const tc_comm_t *tc = &tc_comms[c];
+        for (int run = 0; run < 2; run++) {
+            int root = (run + c) % tc->size;
+            for (int i = 0; i < 80; i++) {
+                if (tc->rank == root && i == 10) {
+                    struct timespec ts = {0, 5 * 1000 * 1000};
+                    nanosleep(&ts, NULL);
+                }
+                /* the slot's way (19) waits for the root: last, so the others lap first */
+                run_case(tc, &rc, i == 79 ? 19 : counts[i % 3], root, i % 5 == 0, i % BUF_KINDS,
+                         BUF_HEAP);
+            }
+        }
+    }
+    MPI_Type_free(&tmat);
+    MPI_Op_free(&mat);
+}
+
 /* A predefined op on a derived datatype: MPI_SUM over ints with holes (when the MPI
  * below allows it; MPI only promises predefined types). */
 static void part_derived(void)
@@ -545,6 +577,7 @@ static void run(void)
     part_matrix();
     part_sizes();
     part_user_ops();
+    part_ring();
     part_derived();
 }
 
