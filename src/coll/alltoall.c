@@ -1,6 +1,7 @@
 /* alltoall.c: MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw. On a node every member
  * publishes where its n send blocks are (its sendbuf, when in the shared heap and
- * contiguous; else packed copies in its slot or scratch) and then reads the block meant
+ * contiguous and, with more ranks than cores, not small; else packed copies in its
+ * slot or scratch) and then reads the block meant
  * for it from every other member, straight into its recvbuf: one copy per byte, all
  * members in parallel, each starting with a different peer. In place, the send data
  * is in the recvbuf about to be overwritten, so it is always staged. Communicators
@@ -8,6 +9,7 @@
 #include "coll.h"
 #include "../core/check.h"
 #include "../core/errors.h"
+#include "../node/node.h"
 
 /* n blocks of one side: block i is counts[i] (or count) elements of types[i] (or type)
  * at bytes[i] (w), or displs[i] extents (v), or i * count extents from buf. */
@@ -73,7 +75,18 @@ static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, c
         }
     }
     h->table = 0;
-    /* Everybody reads everybody's blocks anyway: where they lie, when they all can be. */
+    /* With more ranks than cores, small blocks are copied (into the slot when they fit
+     * there with their table, else into the scratch), so that we need not wait for the
+     * readers at the end: that wait costs time slices, and the scratch's claim waits for
+     * the collective before instead. Else, and for larger ones, peers read them where
+     * they lie, when they all can be: with a core each, the copy costs more than the
+     * wait (docs/performance.md, "Scale"). */
+    int all_inline = tb + 16 + total <= t->cap;
+    int copy = hmpi_node.crowded && all_inline;
+    if (copy) {
+        staged = total;
+        uniform = 0;
+    }
     if (uniform && n > 1) {
         /* alltoall from a heap buffer: block i at addr + i * aux, no table */
         hmpi_layout_t l;
@@ -84,7 +97,6 @@ static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, c
         return 1;
     }
     hmpi_coll_area_t a = {h->data, t->cap, 0};
-    int all_inline = tb + 16 + total <= t->cap && staged > 0;
     hmpi_coll_blk_t *tab = hmpi_coll_take(&a, tb, 0, 16);
     hmpi_coll_area_t sc = a;
     if (!all_inline && (staged > 0 || !tab)) {
@@ -100,7 +112,7 @@ static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, c
         void *b = side_buf(sd, i);
         if (i == me) {
             tab[i] = (hmpi_coll_blk_t){0, 0};
-        } else if (!all_inline && !inplace && hmpi_coll_direct(b, &l)) {
+        } else if (!copy && !inplace && hmpi_coll_direct(b, &l)) {
             tab[i] = (hmpi_coll_blk_t){(uintptr_t)hmpi_coll_at(b, l.lo), l.size};
             any_direct = 1;
         } else {

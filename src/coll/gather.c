@@ -12,6 +12,7 @@
 #include "coll.h"
 #include "../core/check.h"
 #include "../core/errors.h"
+#include "../node/node.h"
 
 /* Block i of a v-collective's buffer: counts[i] (or count) elements at displs[i] (or
  * i * count) extents from buf. */
@@ -424,8 +425,11 @@ static int allgather_team(hmpi_coll_team_t *t, const void *sendbuf, int scount, 
     if ((err = hmpi_layout_get(mtype, mcount, &ml)) != MPI_SUCCESS)
         return err;
     uint64_t e = hmpi_coll_begin(t);
-    /* everybody waits for everybody's block anyway: read it where it lies */
-    int direct = expose_one(t, e, hmpi_coll_claim(t, e), mine, mcount, mtype, &ml, 1, &err);
+    /* everybody waits for everybody's block anyway: read it where it lies; but with
+     * more ranks than cores a block that fits the slot is copied there, so that we need
+     * not wait for the readers at the end (that wait costs time slices) */
+    int direct =
+        expose_one(t, e, hmpi_coll_claim(t, e), mine, mcount, mtype, &ml, !hmpi_node.crowded, &err);
     hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
     for (int k = 1; k < n; k++) {
         int j = (me + k) % n;

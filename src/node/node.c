@@ -33,6 +33,7 @@ static void choose_spin(int host_ranks, int nnodes)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int crowded = cores > 0 && host_ranks > cores;
+    hmpi_node.crowded = crowded;
     unsigned spin = crowded ? HMPI_SPIN_EARLY : HMPI_SPIN_DEDICATED;
     if (hmpi_knobs.SPIN > 0)
         spin = hmpi_knobs.SPIN > HMPI_SPIN_EARLY ? (unsigned)hmpi_knobs.SPIN : HMPI_SPIN_EARLY;

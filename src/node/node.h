@@ -18,6 +18,9 @@ typedef struct {
     int nnodes;           /* nodes in the job */
     int cma_allowed;      /* 0: the kernel refuses process_vm_readv between local ranks
                              (Yama), so CMA is not even tried: buffers are bounced */
+    int crowded;          /* 1: this host's ranks outnumber its online cores (waits
+                             yield early; collectives copy small data rather than wait
+                             for its readers) */
 } hmpi_node_t;
 
 extern hmpi_node_t hmpi_node;
