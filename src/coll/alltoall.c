@@ -76,13 +76,13 @@ static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, c
     }
     h->table = 0;
     /* With more ranks than cores, small blocks are copied (into the slot when they fit
-     * there with their table, else into the scratch), so that we need not wait for the
-     * readers at the end: that wait costs time slices, and the scratch's claim waits for
-     * the collective before instead. Else, and for larger ones, peers read them where
-     * they lie, when they all can be: with a core each, the copy costs more than the
-     * wait (docs/performance.md, "Scale"). */
+     * there with their table, else into the pair of small scratch buffers), so that we
+     * need not wait for the readers at the end: that wait costs time slices, and the
+     * claims wait for the collective before last instead. Else, and for larger ones,
+     * peers read them where they lie, when they all can be: with a core each, the copy
+     * costs more than the wait (docs/performance.md, "Scale"). */
     int all_inline = tb + 16 + total <= t->cap;
-    int copy = hmpi_node.crowded && all_inline;
+    int copy = hmpi_node.crowded && (all_inline || total <= 4 * t->cap);
     if (copy) {
         staged = total;
         uniform = 0;
@@ -101,7 +101,8 @@ static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, c
     hmpi_coll_area_t sc = a;
     if (!all_inline && (staged > 0 || !tab)) {
         size_t need = staged + (tab ? 0 : tb) + 16;
-        sc = (hmpi_coll_area_t){hmpi_coll_scratch(t, e, need), need, 0};
+        void *p = copy ? hmpi_coll_scratch_small(t, e, need) : hmpi_coll_scratch(t, e, need);
+        sc = (hmpi_coll_area_t){p, need, 0};
         if (!tab)
             tab = hmpi_coll_take(&sc, tb, 0, 16);
         hmpi_stat_add(HMPI_STAT_coll_staged_bytes, staged);

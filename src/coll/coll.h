@@ -42,8 +42,9 @@
  *            saves the store.
  *
  * Reuse beyond the halves' claim (hmpi_coll_claim):
- *  - claim_full: the scratch buffer is not doubled, so writing it needs every member
- *    to have finished the epoch it was last used in (hmpi_coll_scratch).
+ *  - claim_full: a scratch buffer is not one per epoch, so writing it needs every
+ *    member to have finished the epoch it was last used in (hmpi_coll_scratch, and
+ *    hmpi_coll_scratch_small's pair).
  *  - a member whose user buffer is read or written by others (published by address)
  *    waits for those readers to reach DONE(e) before it returns; data copied into its
  *    slot or scratch needs no such wait (the claims protect it).
@@ -82,15 +83,21 @@ typedef struct {
 /* The most children a member of a tree has (HMPI_COLL_RADIX's upper bound). */
 enum { HMPI_COLL_RADIX_MAX = 32 };
 
+/* A shared buffer of this rank's that others read (grows, kept): claim_full. */
+typedef struct {
+    void *p;
+    size_t len;
+    uint64_t used; /* the last epoch it was handed out in (0: never) */
+} hmpi_coll_scratch_t;
+
 /* This rank's view of its team. Private memory. */
 typedef struct {
     hmpi_epoch_t ep;          /* members (ep.n; this rank ep.me, ordered by comm rank), their
                                  slots, the collectives begun (ep.epoch) */
     size_t cap;               /* inline bytes in every member's half (the team minimum) */
     int *rank_of;             /* [n] comm rank of each member */
-    void *scratch;            /* this rank's shared scratch (grows, kept) */
-    size_t scratch_len;
-    uint64_t scratch_used;    /* the last epoch it was handed out in (0: never) */
+    hmpi_coll_scratch_t scratch;  /* this rank's shared scratch */
+    hmpi_coll_scratch_t small[2]; /* two small ones, by epoch parity (hmpi_coll_scratch_small) */
     hmpi_meet_t line;         /* the team's meeting line (in member 0's slot); line.line is
                                  NULL when it has none */
     int flat_max;             /* HMPI_COLL_FLAT_MAX, the smallest of all members' */
@@ -275,6 +282,11 @@ static inline hmpi_coll_ring_t *hmpi_coll_ring_claim(hmpi_coll_team_t *t, uint64
 /* This rank's scratch with room for len bytes, for epoch e (claim_full). The job stops
  * (logged) when the shared heap cannot give it: peers are already waiting on us. */
 void *hmpi_coll_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len);
+
+/* The same from a pair of buffers used by even and odd epochs, so that a member may run
+ * an epoch further ahead of the last reader than with the one scratch (as with the
+ * halves): for small data that would not fit a half (alltoall.c). */
+void *hmpi_coll_scratch_small(hmpi_coll_team_t *t, uint64_t e, size_t len);
 
 /* Private working memory (heap) that the collectives cannot do without: the job stops
  * (logged) when there is none, since peers already wait on this rank. */

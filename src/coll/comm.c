@@ -37,28 +37,38 @@ void hmpi_coll_seen_scan(hmpi_coll_team_t *t)
         ep->seen_done = low;
 }
 
-void *hmpi_coll_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len)
+static void *scratch_claim(hmpi_coll_team_t *t, hmpi_coll_scratch_t *sc, uint64_t e, size_t len)
 {
-    /* The scratch is not doubled: whoever read it last (the epoch it was last published
-     * in, which always ends with DONE on every member) must be gone. Not simply "every
-     * member finished e-1": an epoch without DONE (the small allreduce) is finished only
-     * once its members publish in e, and they may be right here waiting for us. */
-    if (t->scratch_used > t->ep.seen_done)
-        hmpi_coll_wait_done(t, t->scratch_used);
-    t->scratch_used = e;
-    if (len <= t->scratch_len)
-        return t->scratch;
-    size_t want = t->scratch_len * 2 > len ? t->scratch_len * 2 : len;
+    /* Whoever read it last (the epoch it was last published in, which always ends with
+     * DONE on every member) must be gone. Not simply "every member finished e-1": an
+     * epoch without DONE (the small allreduce) is finished only once its members
+     * publish in e, and they may be right here waiting for us. */
+    if (sc->used > t->ep.seen_done)
+        hmpi_coll_wait_done(t, sc->used);
+    sc->used = e;
+    if (len <= sc->len)
+        return sc->p;
+    size_t want = sc->len * 2 > len ? sc->len * 2 : len;
     want = (want + 65535) & ~(size_t)65535;
     void *p = hmpi_heap_shared_alloc(want);
     if (!p) {
         hmpi_log_error("collectives: cannot get %zu bytes of shared scratch; stopping", want);
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
-    hmpi_heap_free(t->scratch);
-    t->scratch = p;
-    t->scratch_len = want;
+    hmpi_heap_free(sc->p);
+    sc->p = p;
+    sc->len = want;
     return p;
+}
+
+void *hmpi_coll_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len)
+{
+    return scratch_claim(t, &t->scratch, e, len);
+}
+
+void *hmpi_coll_scratch_small(hmpi_coll_team_t *t, uint64_t e, size_t len)
+{
+    return scratch_claim(t, &t->small[e & 1], e, len);
 }
 
 void *hmpi_coll_alloc(size_t n)
@@ -276,7 +286,9 @@ void hmpi_coll_comm_free(hmpi_comm_t *c)
         else
             PMPI_Barrier(c->handle);
     }
-    hmpi_heap_free(s->team.scratch);
+    hmpi_heap_free(s->team.scratch.p);
+    hmpi_heap_free(s->team.small[0].p);
+    hmpi_heap_free(s->team.small[1].p);
     hmpi_heap_free(s->my_slot);
     if (s->leaders != MPI_COMM_NULL)
         PMPI_Comm_free(&s->leaders);
