@@ -233,8 +233,8 @@ static inline hmpi_coll_half_t *hmpi_coll_claim(hmpi_coll_team_t *t, uint64_t e)
  * Every slot ends in HMPI_COLL_RING entries, one per epoch modulo the ring, for data
  * that one member publishes and needs nobody to wait for: a broadcast of at most
  * HMPI_COLL_RING_BYTES from its root (bcast.c), a non-root's input to a small reduce
- * (reduce.c). The owner writes entry e % RING (its data, bytes and off, then seq = e
- * with release) and publishes DONE(e), so it runs up to RING epochs ahead of its slowest
+ * (reduce.c). The owner writes entry e % RING (its data and where they lie, then seq =
+ * e with release) and publishes DONE(e), so it runs up to RING epochs ahead of its slowest
  * reader instead of two: on shared cores a reader then takes in many collectives each
  * time it runs, as the MPI below's eager sends let it. Reuse: before writing entry
  * e % RING the owner knows every member finished e - RING (ep.seen_done, raised by a
@@ -249,8 +249,8 @@ enum { HMPI_COLL_RING_BYTES = HMPI_COLL_RING_LINES * HMPI_CACHE_LINE - 16 };
 
 typedef struct {
     alignas(HMPI_CACHE_LINE) _Atomic uint64_t seq;
-    uint32_t bytes; /* the data's length */
-    uint32_t off;   /* where it starts in data (a reduce's input keeps its alignment
+    uint32_t bytes; /* a broadcast's length (a reduce's is the root's own span) */
+    uint32_t off;   /* where the data start (a reduce's input keeps its alignment
                        modulo 16); 0 for a broadcast */
     unsigned char data[HMPI_COLL_RING_BYTES];
 } hmpi_coll_ring_t;

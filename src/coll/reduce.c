@@ -91,7 +91,6 @@ static int reduce_ring(hmpi_coll_team_t *t, uint64_t e, const void *in, void *re
         const unsigned char *x = hmpi_coll_stage_span(&a, in, l, 16);
         HMPI_ASSERT_INTERNAL(x != NULL);
         r->off = (uint32_t)((const unsigned char *)hmpi_coll_at(x, l->lo) - r->data);
-        r->bytes = (uint32_t)l->span;
         atomic_store_explicit(&r->seq, e, memory_order_release);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return MPI_SUCCESS;
