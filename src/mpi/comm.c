@@ -85,6 +85,11 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Comm_dup");
     arrive(comm);
+    if (hmpi_comm_starting) { /* OPI's dup of MPI_COMM_WORLD: waits as MPI_Init's do */
+        MPI_Request q;
+        int rc = PMPI_Comm_idup(comm, newcomm, &q);
+        return registered(rc ? rc : hmpi_node_below_wait(1, &q), newcomm);
+    }
     return registered(PMPI_Comm_dup(comm, newcomm), newcomm);
 }
 HMPI_PMPI(Comm_dup)

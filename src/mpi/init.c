@@ -70,7 +70,9 @@ static uint64_t *load_settings(int rank, int size, int provided)
         hmpi_log_error("out of memory for what %d ranks say at MPI_Init: stopping", size);
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
-    PMPI_Allgather(mine, 3, MPI_LONG_LONG, all, 3, MPI_LONG_LONG, MPI_COMM_WORLD);
+    MPI_Request q;
+    PMPI_Iallgather(mine, 3, MPI_LONG_LONG, all, 3, MPI_LONG_LONG, MPI_COMM_WORLD, &q);
+    hmpi_node_below_wait(1, &q);
     long long first = quiet, low = report, high = report;
     for (int r = 0; r < size; r++) {
         first = all[3 * r] < first ? all[3 * r] : first;
@@ -98,7 +100,9 @@ static void hmpi_start(int provided)
     int all = 0;
     if (!hmpi_knobs.DISABLE) {
         int ok = hmpi_node_discover(host) == 0 && hmpi_node_region_setup() == 0;
-        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Request q;
+        PMPI_Iallreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &q);
+        hmpi_node_below_wait(1, &q);
     }
     free(host);
     hmpi_node.active = all;

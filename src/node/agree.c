@@ -1,11 +1,12 @@
-/* agree.c: what the node's ranks tell each other at MPI_Init. Every collective of the
- * MPI below is a round of messages whose waits spin: with more ranks than cores each
- * costs a time slice per step (a tenth of a second and more at 32 ranks on 2 cores,
- * MPI_Comm_split three times that), so the node makes no communicator of the MPI below.
- * Until the region is mapped its ranks talk through local rank 0, by messages of the MPI
- * below over MPI_COMM_WORLD (nobody else's message can be there yet: MPI_Init has not
- * returned). Once it is mapped they agree through its control area, where a wait parks
- * (shm/wait.h). An exchange is a dissemination barrier (shm/barrier.h, its flags after
+/* agree.c: what the node's ranks tell each other at MPI_Init. Every blocking call of the
+ * MPI below spins in its waits: with more ranks than cores each step of a collective
+ * costs a time slice (a tenth of a second and more at 32 ranks on 2 cores, MPI_Comm_split
+ * three times that), so the node makes no communicator of the MPI below, and what HMPI
+ * asks of the MPI below at MPI_Init is nonblocking, waited for by hmpi_node_below_wait,
+ * which yields the core between tests. Until the region is mapped the node's ranks talk
+ * through local rank 0, by messages of the MPI below over MPI_COMM_WORLD (nobody else's
+ * message can be there yet: MPI_Init has not returned). Once it is mapped they agree
+ * through its control area, where a wait parks (shm/wait.h). An exchange is a dissemination barrier (shm/barrier.h, its flags after
  * the ranks' blocks) around the words each rank wrote into its block's say line: cost
  * ceil(log2 P) line transfers on the critical path, and each rank then reads the lines
  * it needs (P for a minimum).
@@ -27,32 +28,72 @@ enum { TAG = 32001 }; /* below MPI_TAG_UB's least value, 32767 */
 
 static int world_of(int local) { return hmpi_node.world_of_local[local]; }
 
+int hmpi_node_below_wait(int n, MPI_Request *reqs)
+{
+    hmpi_backoff_t b = {.no_park = 1}; /* the MPI below wakes no futex (shm/wait.h) */
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < n && !err;) { /* each test moves them all */
+        int flag = 0;
+        if ((err = PMPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE)) == MPI_SUCCESS && flag)
+            i++;
+        else if (!err)
+            hmpi_backoff(&b);
+    }
+    hmpi_backoff_end(&b);
+    return err;
+}
+
+/* Local rank 0 posts its messages CHUNK at a time, so that the ranks run as they are
+ * scheduled, not in the order of a loop of blocking calls. */
+enum { CHUNK = 64 };
+
+/* Local rank 0 sends count of type at buf to every other local rank. */
+static void send_all(const void *buf, int count, MPI_Datatype type)
+{
+    MPI_Request q[CHUNK];
+    for (int r = 1; r < hmpi_node.size; r += CHUNK) {
+        int k = hmpi_node.size - r < CHUNK ? hmpi_node.size - r : CHUNK;
+        for (int i = 0; i < k; i++)
+            PMPI_Isend(buf, count, type, world_of(r + i), TAG, MPI_COMM_WORLD, &q[i]);
+        hmpi_node_below_wait(k, q);
+    }
+}
+
 void hmpi_node_bcast_early(void *buf, int bytes)
 {
-    if (hmpi_node.rank != 0) {
-        PMPI_Recv(buf, bytes, MPI_BYTE, world_of(0), TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (hmpi_node.rank == 0) {
+        send_all(buf, bytes, MPI_BYTE);
         return;
     }
-    for (int r = 1; r < hmpi_node.size; r++)
-        PMPI_Send(buf, bytes, MPI_BYTE, world_of(r), TAG, MPI_COMM_WORLD);
+    MPI_Request q;
+    PMPI_Irecv(buf, bytes, MPI_BYTE, world_of(0), TAG, MPI_COMM_WORLD, &q);
+    hmpi_node_below_wait(1, &q);
 }
 
 void hmpi_node_min_early(int *v, int n)
 {
     HMPI_ASSERT(n > 0 && n <= HMPI_NODE_SAY_WORDS);
     if (hmpi_node.rank != 0) {
-        PMPI_Send(v, n, MPI_INT, world_of(0), TAG, MPI_COMM_WORLD);
-        PMPI_Recv(v, n, MPI_INT, world_of(0), TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int mine[HMPI_NODE_SAY_WORDS];
+        MPI_Request q[2];
+        memcpy(mine, v, sizeof *v * (size_t)n);
+        PMPI_Isend(mine, n, MPI_INT, world_of(0), TAG, MPI_COMM_WORLD, &q[0]);
+        PMPI_Irecv(v, n, MPI_INT, world_of(0), TAG, MPI_COMM_WORLD, &q[1]);
+        hmpi_node_below_wait(2, q);
         return;
     }
-    for (int r = 1; r < hmpi_node.size; r++) {
-        int got[HMPI_NODE_SAY_WORDS];
-        PMPI_Recv(got, n, MPI_INT, world_of(r), TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        for (int i = 0; i < n; i++)
-            v[i] = got[i] < v[i] ? got[i] : v[i];
+    for (int r = 1; r < hmpi_node.size; r += CHUNK) {
+        int got[CHUNK][HMPI_NODE_SAY_WORDS];
+        int k = hmpi_node.size - r < CHUNK ? hmpi_node.size - r : CHUNK;
+        MPI_Request q[CHUNK];
+        for (int i = 0; i < k; i++)
+            PMPI_Irecv(got[i], n, MPI_INT, world_of(r + i), TAG, MPI_COMM_WORLD, &q[i]);
+        hmpi_node_below_wait(k, q);
+        for (int i = 0; i < k; i++)
+            for (int w = 0; w < n; w++)
+                v[w] = got[i][w] < v[w] ? got[i][w] : v[w];
     }
-    for (int r = 1; r < hmpi_node.size; r++)
-        PMPI_Send(v, n, MPI_INT, world_of(r), TAG, MPI_COMM_WORLD);
+    send_all(v, n, MPI_INT);
 }
 
 /* ---- once the region is mapped: through its control area ---------------------------- */

@@ -40,6 +40,13 @@ int hmpi_node_region_setup(void);
 
 enum { HMPI_NODE_SAY_WORDS = 8 }; /* words a rank says in one exchange */
 
+/* Waits for n requests of the MPI below at MPI_Init (HMPI's own calls to it there are
+ * nonblocking), testing them and yielding the core between tests rather than spinning
+ * inside the below's blocking call, which with more ranks than cores holds the core
+ * that a rank it waits for needs (agree.c). Never parks: the MPI below wakes no futex.
+ * Returns the below's error code. */
+int hmpi_node_below_wait(int n, MPI_Request *reqs);
+
 /* Before the region is mapped, through local rank 0 and the MPI below (collective over
  * the node): local rank 0's bytes to every local rank; the minimum of n ints (at most
  * HMPI_NODE_SAY_WORDS) of every local rank, in place. */
