@@ -10,6 +10,7 @@
 #include "../core/comm.h"
 #include "../core/datatype.h"
 #include "../core/op.h"
+#include "../node/node.h"
 #include "../common/stats.h"
 #include "../shm/ctrl.h"
 #include "../shm/epoch.h"
@@ -372,8 +373,12 @@ int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
 
 /* ---- the tree (tree.c), for teams of more than flat_max members ------------------------ */
 
-/* Member ep.me's parent and children in the tree of radix k (2 to HMPI_COLL_RADIX_MAX). */
-void hmpi_coll_tree_shape(hmpi_coll_team_t *t, int k);
+/* The tree of radix k (2 to HMPI_COLL_RADIX_MAX) over n members (tree.c): member me's
+ * parent (-1 at member 0) into *parent and children into kid[]; returns their number.
+ * cut: NULL, or cut[i] for 0 < i < n the coarsest level (0 the package, up to
+ * HMPI_NODE_LEVELS - 1) at which members i - 1 and i lie in different domains,
+ * HMPI_NODE_LEVELS where in the same. Pure: tests/unit/coll_tree.c. */
+int hmpi_coll_tree_place(int n, int me, int k, const uint8_t *cut, int *parent, int kid[]);
 /* hmpi_coll_team_fence through the tree. */
 int hmpi_coll_tree_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg);
 /* A small allreduce through the tree: bytes (at most t->cap) of count elements that the

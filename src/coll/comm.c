@@ -91,7 +91,7 @@ typedef struct {
     uint32_t line_max; /* its HMPI_COLL_LINE_MAX */
     uint32_t flat_max; /* its HMPI_COLL_FLAT_MAX */
     uint32_t radix;    /* its HMPI_COLL_RADIX */
-    uint32_t pad;
+    uint32_t topology; /* 1: its HMPI_COLL_TOPOLOGY is auto */
 } setup_rec_t;
 
 static size_t half_stride_of(size_t cap)
@@ -182,7 +182,7 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
                         (uint32_t)hmpi_knobs.COLL_LINE_MAX,
                         (uint32_t)hmpi_knobs.COLL_FLAT_MAX,
                         (uint32_t)hmpi_knobs.COLL_RADIX,
-                        0};
+                        strcmp(hmpi_knobs.COLL_TOPOLOGY, "off") != 0};
     /* Nonblocking, waited for with point-to-point progress: a member may post a receive
      * and then enter this first collective while a peer, not here yet, waits in a
      * synchronous send for that receive's match (hmpi_p2p_below_wait). Once it is
@@ -221,7 +221,9 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     t->cap = cap;
     t->ep.stride = half_stride_of(cap);
     uint32_t line_max = rec[0].line_max, flat_max = rec[0].flat_max, radix = rec[0].radix;
+    uint32_t topology = 1;
     for (int r = 0; r < c->size; r++) {
+        topology &= rec[r].topology;
         line_max = rec[r].line_max < line_max ? rec[r].line_max : line_max;
         flat_max = rec[r].flat_max < flat_max ? rec[r].flat_max : flat_max;
         radix = rec[r].radix < radix ? rec[r].radix : radix;
@@ -235,7 +237,17 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     /* The smallest knob of all: every member takes the same decision. */
     t->flat_max = (int)flat_max;
     if (t->ep.n > t->flat_max) {
-        hmpi_coll_tree_shape(t, (int)radix);
+        uint8_t *cut = topology ? malloc((size_t)t->ep.n) : NULL;
+        if (topology && !cut) { /* every member must cut alike */
+            hmpi_log_error("collectives: out of memory setting up a communicator");
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        for (int i = 1; cut && i < t->ep.n; i++)
+            cut[i] =
+                (uint8_t)hmpi_node_cut(c->local_of[t->rank_of[i - 1]], c->local_of[t->rank_of[i]]);
+        t->tree_nkids =
+            hmpi_coll_tree_place(t->ep.n, t->ep.me, (int)radix, cut, &t->tree_parent, t->tree_kid);
+        free(cut);
         if (t->tree_parent >= 0)
             t->tree_parent_local = c->local_of[t->rank_of[t->tree_parent]];
         for (int j = 0; j < t->tree_nkids; j++)

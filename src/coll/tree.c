@@ -5,9 +5,16 @@
  * and the critical path O(radix * log_radix n).
  *
  * Shape: member i's subtree is a contiguous run of members [i, end); its children split
- * (i, end) into at most radix contiguous parts of near-equal size and are their first
- * members. Member 0 is the root. A reduction folds a subtree as x[i] op r(child 0) op
- * r(child 1) ..., which is the members' order: the canonical order MPI asks for.
+ * (i, end) into at most radix contiguous parts and are their first members. Member 0 is
+ * the root. A reduction folds a subtree as x[i] op r(child 0) op r(child 1) ..., which is
+ * the members' order: the canonical order MPI asks for. The parts are of near-equal size,
+ * except where (i, end) holds members of several domains of the machine (sockets, NUMA
+ * nodes, L3 caches: node/topo.c; HMPI_COLL_TOPOLOGY): then they are the domains of the
+ * coarsest level there, grouped evenly, so each domain's first member is the only one
+ * whose parent lies outside it and a collective moves one line each way per domain
+ * across the domain's edge. Member order is kept, so domains are cut where the ranks are
+ * bound in order (a core each, by rank); ranks spread round-robin over the sockets make
+ * a domain of every member, and the tree is the plain one.
  *
  * Protocol, epoch e (the slot protocol of coll.h; a member's half of e is read by its
  * parent for ARRIVED and by its children for DONE):
@@ -26,30 +33,57 @@
  * the node: a sleeping node pays O(radix) per member and collective, not O(P). */
 #include "coll.h"
 
-/* Computes member ep.me's place in the tree of radix k over t->ep.n members. */
-void hmpi_coll_tree_shape(hmpi_coll_team_t *t, int k)
+#include <string.h>
+
+/* Splits the members (lo, hi) under member lo into at most k contiguous parts, writing
+ * each part's first member to first[] and its end to end[]; returns their number. Where
+ * a domain's edge lies among [lo, hi) (cut, below), the parts are the runs of the
+ * coarsest such level's domains, grouped evenly by count of runs (one part when lo + 1
+ * begins the only other domain: its first member alone links it to lo); else parts of
+ * near-equal size. */
+static int split(int lo, int hi, int k, const uint8_t *cut, int first[], int end[])
 {
-    int lo = 0, hi = t->ep.n, me = t->ep.me;
-    t->tree_parent = -1;
-    while (lo != me) {
-        /* me lies in one of the parts of (lo, hi): descend into it */
-        int m = hi - lo - 1, j = 0;
-        while (lo + 1 + (int)((int64_t)m * (j + 1) / k) <= me)
+    int a = lo + 1, m = hi - a, level = HMPI_NODE_LEVELS, runs = 1;
+    for (int i = a; cut && i < hi; i++)
+        level = cut[i] < level ? cut[i] : level;
+    if (level == HMPI_NODE_LEVELS) {
+        int n = 0;
+        for (int j = 0; j < k; j++) {
+            int f = a + (int)((int64_t)m * j / k), e = a + (int)((int64_t)m * (j + 1) / k);
+            if (f < e)
+                first[n] = f, end[n++] = e;
+        }
+        return n;
+    }
+    for (int i = a + 1; i < hi; i++)
+        runs += cut[i] == level;
+    int g = runs < k ? runs : k, j = 0, r = 0;
+    first[0] = a;
+    for (int i = a + 1; i < hi; i++)
+        if (cut[i] == level && ++r == (int)((int64_t)runs * (j + 1) / g)) {
+            end[j++] = i;
+            first[j] = i;
+        }
+    end[j] = hi;
+    return j + 1;
+}
+
+int hmpi_coll_tree_place(int n, int me, int k, const uint8_t *cut, int *parent, int kid[])
+{
+    int first[HMPI_COLL_RADIX_MAX], end[HMPI_COLL_RADIX_MAX], lo = 0, hi = n;
+    *parent = -1;
+    while (lo != me) { /* me lies in one of the parts under lo: descend into it */
+        int j = 0;
+        split(lo, hi, k, cut, first, end);
+        while (end[j] <= me)
             j++;
-        int first = lo + 1 + (int)((int64_t)m * j / k);
-        int end = lo + 1 + (int)((int64_t)m * (j + 1) / k);
-        t->tree_parent = lo;
-        lo = first;
-        hi = end;
+        *parent = lo;
+        lo = first[j];
+        hi = end[j];
     }
-    int m = hi - lo - 1;
-    t->tree_nkids = 0;
-    for (int j = 0; j < k; j++) {
-        int first = lo + 1 + (int)((int64_t)m * j / k);
-        int end = lo + 1 + (int)((int64_t)m * (j + 1) / k);
-        if (first < end)
-            t->tree_kid[t->tree_nkids++] = first;
-    }
+    int nkids = split(lo, hi, k, cut, first, end);
+    memcpy(kid, first, sizeof *first * (size_t)nkids);
+    return nkids;
 }
 
 static void wait_kids(const hmpi_coll_team_t *t, uint64_t e)

@@ -150,7 +150,9 @@ void hmpi_node_release(void)
     hmpi_node_t *n = &hmpi_node;
     hmpi_heap_free(n->world_of_local);
     hmpi_heap_free(n->local_of_world);
+    hmpi_heap_free(n->place);
     n->world_of_local = n->local_of_world = NULL;
+    n->place = NULL;
 }
 
 /* ---- process_vm_readv rights ---------------------------------------------------------- */

@@ -5,8 +5,19 @@
 #define HMPI_NODE_H
 
 #include <mpi.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The machine's levels of domains, coarsest first: a rank's domain at each is the lowest
+ * CPU of the package, NUMA node or L3 cache that holds every CPU it may run on, or -1
+ * when no single one does. */
+typedef enum {
+    HMPI_NODE_PACKAGE,
+    HMPI_NODE_NUMA,
+    HMPI_NODE_L3,
+    HMPI_NODE_LEVELS
+} hmpi_node_level_t;
 
 typedef struct {
     int active;           /* 1: HMPI accelerates this job; 0: pure pass-through */
@@ -21,6 +32,8 @@ typedef struct {
     int crowded;          /* 1: this host's ranks outnumber its online cores (waits
                              yield early; collectives copy small data rather than wait
                              for its readers) */
+    int32_t (*place)[HMPI_NODE_LEVELS]; /* [size]: each local rank's domain at each level
+                                           (topo.c), once the region is set up; else NULL */
 } hmpi_node_t;
 
 extern hmpi_node_t hmpi_node;
@@ -29,6 +42,19 @@ extern hmpi_node_t hmpi_node;
 uint64_t hmpi_node_host_key(void);
 /* Finds the node's ranks from every world rank's host key (not collective). Returns 0. */
 int hmpi_node_discover(const uint64_t *host_of_world);
+
+/* ---- where the ranks run (topo.c) -------------------------------------------------- */
+
+/* This rank's domains (HMPI_DOMAIN_SIZE=k: L3 domains of k consecutive local ranks, the
+ * other levels unknown). Reads sysfs: called once, at MPI_Init. */
+void hmpi_node_place(int32_t place[HMPI_NODE_LEVELS]);
+/* The same for the CPUs in mine, from the sysfs tree at sys ("/sys"; a made-up one in
+ * tests/unit/node_topo.c). */
+void hmpi_node_place_in(const char *sys, const cpu_set_t *mine, int32_t place[HMPI_NODE_LEVELS]);
+/* The coarsest level at which local ranks a and b lie in different domains (unknown
+ * counts as a domain of its own), HMPI_NODE_LEVELS when they share every one or the
+ * places are not known. */
+int hmpi_node_cut(int a, int b);
 
 /* Agrees with the node's ranks on one region, maps it at one address, unlinks its
  * file and attaches this rank's slice to the heap (collective over the node).

@@ -95,6 +95,45 @@ static void huge_pages_setup(const offer_t *o, int leader)
                       o->huge_why);
 }
 
+/* One exchange: whether every local rank attached its slice, and where each runs
+ * (hmpi_node.place, which every rank must hold alike: the trees are cut by it). Returns
+ * 1 when all attached. */
+static int agree_places(int attached)
+{
+    int32_t mine[HMPI_NODE_LEVELS];
+    hmpi_node_place(mine);
+    int64_t say[1 + HMPI_NODE_LEVELS] = {attached};
+    for (int l = 0; l < HMPI_NODE_LEVELS; l++)
+        say[1 + l] = mine[l];
+    hmpi_node_exchange(say, 1 + HMPI_NODE_LEVELS);
+    int32_t(*place)[HMPI_NODE_LEVELS] = hmpi_heap_malloc(sizeof *place * (size_t)hmpi_node.size);
+    if (!place) {
+        hmpi_log_error("out of memory for where %d ranks run", hmpi_node.size);
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int all = 1;
+    for (int r = 0; r < hmpi_node.size; r++) {
+        const int64_t *said = hmpi_node_said(r);
+        all &= said[0] != 0;
+        for (int l = 0; l < HMPI_NODE_LEVELS; l++)
+            place[r][l] = (int32_t)said[1 + l];
+    }
+    hmpi_node.place = place;
+    if (hmpi_knobs.VERBOSE >= 2 && hmpi_node.rank == 0) {
+        int runs[HMPI_NODE_LEVELS] = {1, 1, 1}, unknown = 0;
+        for (int r = 0; r < hmpi_node.size; r++)
+            unknown += place[r][HMPI_NODE_L3] < 0;
+        for (int r = 1; r < hmpi_node.size; r++)
+            for (int l = hmpi_node_cut(r - 1, r); l < HMPI_NODE_LEVELS; l++)
+                runs[l]++;
+        hmpi_log_info("where the %d ranks run, in rank order: %d socket, %d NUMA node and %d "
+                      "L3 domain runs; %d ranks not within one L3 cache",
+                      hmpi_node.size, runs[HMPI_NODE_PACKAGE], runs[HMPI_NODE_NUMA],
+                      runs[HMPI_NODE_L3], unknown);
+    }
+    return all;
+}
+
 int hmpi_node_region_setup(void)
 {
     offer_t o;
@@ -153,7 +192,7 @@ int hmpi_node_region_setup(void)
     hmpi_node_agree_setup(ctrl);
     int attached = hmpi_heap_attach(o.addr, HMPI_REGION_ALIGN, o.shift, hmpi_node.size,
                                     hmpi_node.rank, fd) == 0;
-    if (!hmpi_node_agree_min(attached))
+    if (!agree_places(attached))
         return -1; /* the mapping stays: blocks already served from it remain valid */
     hmpi_region_watch_faults(hmpi_knobs.SHM_DIR, abort_job);
     hmpi_node_ptrace_setup();

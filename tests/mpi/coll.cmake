@@ -17,6 +17,8 @@
 #   .tree     HMPI_COLL_FLAT_MAX=1 HMPI_COLL_RADIX=2: barriers, fences and small
 #             allreduces go through a binary tree (coll/tree.c; coll_bcast, coll_reduce,
 #             coll_stress; at 8 ranks three levels)
+#   .topo     .tree's, with HMPI_DOMAIN_SIZE=3: the tree cut at simulated L3 domains of 3
+#             ranks (coll/tree.c; at 8 ranks, uneven domains, a non-commutative reduce)
 #   .line     HMPI_COLL_LINE_MAX=8: teams of 4 and 8 meet in one line (barrier; 4-byte
 #             allreduce at 4 ranks); .noline HMPI_COLL_LINE_MAX=0: 2-rank teams use
 #             their slots (coll_bcast, coll_reduce, coll_stress)
@@ -60,6 +62,10 @@ foreach(t coll_bcast coll_reduce coll_stress)
   coll_variant(${t} tree RANKS 4 NODE_SIZES 0 2 ENV HMPI_COLL_FLAT_MAX=1 HMPI_COLL_RADIX=2)
 endforeach()
 coll_variant(coll_reduce tree RANKS 8 NODE_SIZES 0 ENV HMPI_COLL_FLAT_MAX=1 HMPI_COLL_RADIX=2)
+foreach(t coll_bcast coll_reduce coll_stress)
+  coll_variant(${t} topo RANKS 8 NODE_SIZES 0
+    ENV HMPI_COLL_FLAT_MAX=1 HMPI_COLL_RADIX=2 HMPI_DOMAIN_SIZE=3)
+endforeach()
 foreach(t coll_bcast coll_reduce coll_stress)
   coll_variant(${t} line RANKS 4 NODE_SIZES 0 ENV HMPI_COLL_LINE_MAX=8)
   coll_variant(${t} noline RANKS 2 NODE_SIZES 0 ENV HMPI_COLL_LINE_MAX=0)
