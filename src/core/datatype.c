@@ -247,7 +247,7 @@ void hmpi_type_forget(MPI_Datatype type)
     if (!threaded) {
         entry_t *e = hmpi_type_slot(type);
         if (e->handle == type)
-            e->valid = 0;
+            e->valid = e->packed = 0;
     }
 }
 

@@ -83,6 +83,20 @@ static inline int hmpi_layout_get(MPI_Datatype type, int count, hmpi_layout_t *l
     return MPI_SUCCESS;
 }
 
+/* The short ways' question (MPI_Send, MPI_Recv, MPI_Isend): are count >= 0 elements of
+ * type one run of bytes, by the cache (a packed type)? Then the run starts at buf + *lo
+ * and holds *bytes, and the answer is 1; else 0, and hmpi_layout_get tells the rest. A
+ * few loads, no layout to fill. */
+static inline int hmpi_layout_run(MPI_Datatype type, int count, size_t *bytes, MPI_Aint *lo)
+{
+    const hmpi_type_entry_t *e = hmpi_type_slot(type);
+    if (__builtin_expect(e->handle != type || !e->packed || count < 0, 0))
+        return 0; /* packed only while valid (hmpi_type_forget) */
+    *bytes = e->size * (size_t)count;
+    *lo = e->lb;
+    return 1;
+}
+
 /* The layout of m elements, from the layout of one. */
 hmpi_layout_t hmpi_layout_n(const hmpi_layout_t *one, int m);
 

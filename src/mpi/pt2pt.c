@@ -76,6 +76,16 @@ int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
     return err;
 }
 
+/* The short ways' checks: common_args' for a packed type, which needs no layout: the
+ * run's bytes and where it starts from buf go to *bytes and *lo. */
+static inline int short_args(const hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type,
+                             int peer, int tag, int any_tag, size_t *bytes, MPI_Aint *lo)
+{
+    return (unsigned)peer < (unsigned)c->size &&
+           ((tag >= 0 && tag <= hmpi_tag_ub) || (any_tag && tag == MPI_ANY_TAG)) &&
+           hmpi_layout_run(type, count, bytes, lo) && (buf || !count);
+}
+
 /* The checks of the entry points below: the common case inline, the full checks
  * (hmpi_check_send/recv) only when it does not hold. */
 static inline int check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type,
@@ -183,13 +193,13 @@ static inline int send_short(MPI_Comm comm, const void *buf, int count, MPI_Data
                              int dest, int tag)
 {
     hmpi_comm_t *c = hmpi_comm_get(comm);
-    hmpi_layout_t t;
-    if (!c || !common_args(c, buf, count, type, dest, tag, 0, &t))
+    size_t bytes;
+    MPI_Aint lo;
+    if (!c || !short_args(c, buf, count, type, dest, tag, 0, &bytes, &lo))
         return 0;
     int l = c->local_of[dest];
-    size_t bytes = t.size;
     return l >= 0 && bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX && !hmpi_p2p_threaded &&
-           hmpi_p2p_send_lane(c, (const char *)buf + t.lo, bytes, l, tag);
+           hmpi_p2p_send_lane(c, (const char *)buf + lo, bytes, l, tag);
 }
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
@@ -283,19 +293,21 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 {
     HMPI_ENTER("MPI_Recv");
     hmpi_comm_t *c = hmpi_comm_get(comm);
-    hmpi_layout_t t;
     int err, l;
+    size_t bytes;
+    MPI_Aint lo;
     /* The short way, tried first: valid arguments of the common case, a named local
      * source, and its message next in its lane (hmpi_p2p_recv_lane). */
-    int common = c && common_args(c, buf, count, type, source, tag, 1, &t);
-    if (common && (l = c->local_of[source]) >= 0 && !hmpi_p2p_threaded &&
-        hmpi_p2p_recv_lane(c, (char *)buf + t.lo, t.size, source, l, tag, status, &err))
+    if (c && short_args(c, buf, count, type, source, tag, 1, &bytes, &lo) &&
+        (l = c->local_of[source]) >= 0 && !hmpi_p2p_threaded &&
+        hmpi_p2p_recv_lane(c, (char *)buf + lo, bytes, source, l, tag, status, &err))
         return hmpi_raise_in(comm, err, "MPI_Recv");
     if (!c)
         return hmpi_check_comm_null(comm, "MPI_Recv")
                    ? MPI_ERR_COMM
                    : PMPI_Recv(buf, count, type, source, tag, comm, status);
-    err = common ? MPI_SUCCESS : hmpi_check_recv(c, buf, count, type, source, tag, &t);
+    hmpi_layout_t t;
+    err = check_recv(c, buf, count, type, source, tag, &t);
     if (err)
         return hmpi_raise_in(comm, err, "MPI_Recv");
     if (source == MPI_PROC_NULL) {
