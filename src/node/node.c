@@ -38,6 +38,9 @@ static void choose_spin(int host_ranks, int nnodes)
     if (hmpi_knobs.SPIN > 0)
         spin = hmpi_knobs.SPIN > HMPI_SPIN_EARLY ? (unsigned)hmpi_knobs.SPIN : HMPI_SPIN_EARLY;
     hmpi_spin_limit = spin;
+    /* Whether enough ranks sleep is known of this node only: of the host when it is one
+     * node of the job. */
+    hmpi_wait_crowd(crowded && hmpi_knobs.SPIN <= 0 && nnodes == 1 ? (unsigned)cores : 0);
     const char *w = hmpi_knobs.WAIT;
     hmpi_wait_policy_t p = HMPI_WAIT_YIELD;
     unsigned park_us = 1000; /* auto: about a millisecond of yielding first */

@@ -20,6 +20,7 @@ static int slot_count, slot_me;
 static hmpi_wait_policy_t policy = HMPI_WAIT_YIELD;
 static uint64_t park_ns;
 static uint32_t nap_max_us = 10000;
+static unsigned crowd_cores; /* hmpi_wait_crowd */
 
 static hmpi_park_slot_t *slot(int r)
 {
@@ -34,6 +35,19 @@ void hmpi_wait_configure(hmpi_wait_policy_t p, unsigned park_us, unsigned max_us
 }
 
 hmpi_wait_policy_t hmpi_wait_policy(void) { return policy; }
+
+void hmpi_wait_crowd(unsigned cores) { crowd_cores = cores; }
+
+/* The spin limit of a wait that outlasted HMPI_SPIN_EARLY steps: the crowded one only
+ * while more ranks are awake than the host has cores (one load of the sleepers line,
+ * which every waker reads too). */
+static unsigned spin_limit_now(void)
+{
+    if (!crowd_cores || !slots)
+        return hmpi_spin_limit;
+    uint32_t asleep = atomic_load_explicit(&hmpi_wait_node->sleepers, memory_order_relaxed);
+    return (unsigned)slot_count <= crowd_cores + asleep ? HMPI_SPIN_DEDICATED : hmpi_spin_limit;
+}
 
 void hmpi_wait_attach(hmpi_park_node_t *node, void *base, size_t stride, int nranks, int me)
 {
@@ -128,7 +142,7 @@ void hmpi_wait_note_timed(const hmpi_backoff_t *b, hmpi_wait_family_t f, int cou
 void hmpi_backoff_slow(hmpi_backoff_t *b)
 {
     if (!b->limit) {
-        b->limit = hmpi_spin_limit;
+        b->limit = spin_limit_now();
         if (hmpi_stats_counting())
             b->t0 = hmpi_wait_now();
     }

@@ -43,7 +43,8 @@ typedef struct {
 /* Pause steps before a wait yields its core: 256 while every rank of the
  * host has a core of its own; HMPI_SPIN_EARLY when the ranks outnumber the cores,
  * where a spinning waiter only delays the rank it waits for (node.c sets
- * hmpi_spin_limit at MPI_Init; HMPI_SPIN). The first HMPI_SPIN_EARLY steps compare
+ * hmpi_spin_limit at MPI_Init; HMPI_SPIN), unless enough of them sleep
+ * (hmpi_wait_crowd). The first HMPI_SPIN_EARLY steps compare
  * with a constant: most waits end there without touching the global (reading it on
  * every step slowed a 2-rank allreduce: docs/performance-history.md, "More ranks than
  * cores"). */
@@ -178,6 +179,13 @@ typedef enum { HMPI_WAIT_SPIN, HMPI_WAIT_YIELD, HMPI_WAIT_PARK } hmpi_wait_polic
  * HMPI_WAIT_PARK), naps up to nap_max_us. */
 void hmpi_wait_configure(hmpi_wait_policy_t policy, unsigned park_us, unsigned nap_max_us);
 hmpi_wait_policy_t hmpi_wait_policy(void);
+/* The host's cores, when its ranks outnumber them and hmpi_spin_limit is the crowded
+ * default for that (0: the limit holds whatever the sleepers). A wait then spins as
+ * long as with a core per rank while the ranks awake (the node's, less its sleepers:
+ * hmpi_wait_attach) are no more than the cores: the crowd is asleep, and yielding every
+ * step would cost a system call a step, and a switch where the two ranks that talk
+ * share a core. */
+void hmpi_wait_crowd(unsigned cores);
 
 /* Where this process parks and wakes: the node's sleepers line, and the slot of local
  * rank r at (char *)slots + r * stride, nranks of them; me: this rank's. Until then

@@ -4,7 +4,8 @@
  * Then a real wait: a thread that waits for a word another thread sets only from inside
  * the hook (as a rank's local peer, blocked in a synchronous send, can finish only when
  * the waiter's engine moves) ends, with the spin limit as when ranks outnumber cores and
- * as when they do not. */
+ * as when they do not. And the crowded limit holds only while more ranks are awake
+ * than there are cores (hmpi_wait_crowd). */
 #include "shm/wait.h"
 #include "../check.h"
 
@@ -76,6 +77,28 @@ int main(void)
           calls);
     CHECK(calls_at[0] == 15 && calls_at[1] == HMPI_SPIN_EARLY + 1,
           "limit %d: calls at steps %d, %d", HMPI_SPIN_EARLY, calls_at[0], calls_at[1]);
+
+    /* The crowd asleep (hmpi_wait_crowd): 8 ranks on 2 cores spin as with a core each
+     * once 6 of them sleep (256 steps, then yield), as crowded while only 5 do. */
+    static hmpi_park_node_t node;
+    static char park_slots[8][128];
+    hmpi_wait_attach(&node, park_slots, sizeof park_slots[0], 8, 0);
+    hmpi_wait_crowd(2);
+    atomic_store(&node.sleepers, 6);
+    steps(HMPI_SPIN_EARLY, 300, 0);
+    CHECK(calls == HMPI_SPIN_DEDICATED / 16 + (300 - HMPI_SPIN_DEDICATED),
+          "6 of 8 asleep on 2 cores: %d calls, expected those of limit %d", calls,
+          HMPI_SPIN_DEDICATED);
+    atomic_store(&node.sleepers, 5);
+    steps(HMPI_SPIN_EARLY, 300, 0);
+    CHECK(calls == 1 + (300 - HMPI_SPIN_EARLY - 1),
+          "5 of 8 asleep on 2 cores: %d calls, expected those of limit %d", calls, HMPI_SPIN_EARLY);
+    hmpi_wait_crowd(0);
+    atomic_store(&node.sleepers, 6);
+    steps(HMPI_SPIN_EARLY, 300, 0);
+    CHECK(calls == 1 + (300 - HMPI_SPIN_EARLY - 1),
+          "no crowd rule: %d calls, expected those of limit %d", calls, HMPI_SPIN_EARLY);
+    atomic_store(&node.sleepers, 0);
 
     /* No hook registered: the steps run, nothing is called. */
     hmpi_wait_progress = NULL;
