@@ -6,10 +6,10 @@
  * which yields the core between tests. Until the region is mapped the node's ranks talk
  * through local rank 0, by messages of the MPI below over MPI_COMM_WORLD (nobody else's
  * message can be there yet: MPI_Init has not returned). Once it is mapped they agree
- * through its control area, where a wait parks (shm/wait.h). An exchange is a dissemination barrier (shm/barrier.h, its flags after
- * the ranks' blocks) around the words each rank wrote into its block's say line: cost
- * ceil(log2 P) line transfers on the critical path, and each rank then reads the lines
- * it needs (P for a minimum).
+ * through its control area, where a wait parks (shm/wait.h). An exchange is a
+ * dissemination barrier (shm/barrier.h, its flags after the ranks' blocks) around the
+ * words each rank wrote into its block's say line: cost ceil(log2 P) line transfers on
+ * the critical path, and each rank then reads the lines it needs (P for a minimum).
  *
  * Consecutive exchanges use the two say lines in turn: a rank rewrites a line two
  * exchanges later, after the barrier of the exchange in between, which every rank

@@ -40,14 +40,13 @@ typedef struct {
                         MPI below (which wakes no futex) */
 } hmpi_backoff_t;
 
-/* Pause steps before a wait yields its core: 256 while every rank of the
- * host has a core of its own; HMPI_SPIN_EARLY when the ranks outnumber the cores,
- * where a spinning waiter only delays the rank it waits for (node.c sets
- * hmpi_spin_limit at MPI_Init; HMPI_SPIN), unless enough of them sleep
- * (hmpi_wait_crowd). The first HMPI_SPIN_EARLY steps compare
- * with a constant: most waits end there without touching the global (reading it on
- * every step slowed a 2-rank allreduce: docs/performance-history.md, "More ranks than
- * cores"). */
+/* Pause steps before a wait yields its core: 256 while every rank of the host has a
+ * core of its own; HMPI_SPIN_EARLY when the ranks outnumber the cores, where a spinning
+ * waiter only delays the rank it waits for (node.c sets hmpi_spin_limit at MPI_Init;
+ * HMPI_SPIN), unless enough of them sleep (hmpi_wait_crowd). The first HMPI_SPIN_EARLY
+ * steps compare with a constant: most waits end there without touching the global
+ * (reading it on every step slowed a 2-rank allreduce: docs/performance-history.md,
+ * "More ranks than cores"). */
 enum { HMPI_SPIN_EARLY = 16, HMPI_SPIN_DEDICATED = 256 };
 extern unsigned hmpi_spin_limit;
 
