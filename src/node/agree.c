@@ -47,12 +47,15 @@ int hmpi_node_below_wait(int n, MPI_Request *reqs)
  * scheduled, not in the order of a loop of blocking calls. */
 enum { CHUNK = 64 };
 
+/* The local ranks of the chunk that starts at local rank r. */
+static int chunk_at(int r) { return hmpi_node.size - r < CHUNK ? hmpi_node.size - r : CHUNK; }
+
 /* Local rank 0 sends count of type at buf to every other local rank. */
 static void send_all(const void *buf, int count, MPI_Datatype type)
 {
     MPI_Request q[CHUNK];
     for (int r = 1; r < hmpi_node.size; r += CHUNK) {
-        int k = hmpi_node.size - r < CHUNK ? hmpi_node.size - r : CHUNK;
+        int k = chunk_at(r);
         for (int i = 0; i < k; i++)
             PMPI_Isend(buf, count, type, world_of(r + i), TAG, MPI_COMM_WORLD, &q[i]);
         hmpi_node_below_wait(k, q);
@@ -84,7 +87,7 @@ void hmpi_node_min_early(int *v, int n)
     }
     for (int r = 1; r < hmpi_node.size; r += CHUNK) {
         int got[CHUNK][HMPI_NODE_SAY_WORDS];
-        int k = hmpi_node.size - r < CHUNK ? hmpi_node.size - r : CHUNK;
+        int k = chunk_at(r);
         MPI_Request q[CHUNK];
         for (int i = 0; i < k; i++)
             PMPI_Irecv(got[i], n, MPI_INT, world_of(r + i), TAG, MPI_COMM_WORLD, &q[i]);

@@ -122,16 +122,12 @@ void hmpi_node_place_in(const char *sys, const cpu_set_t *mine, int32_t place[HM
 void hmpi_node_place(int32_t place[HMPI_NODE_LEVELS])
 {
     cpu_set_t mine;
-    if (hmpi_knobs.DOMAIN_SIZE > 0) {
-        for (int l = 0; l < HMPI_NODE_LEVELS; l++)
-            place[l] = -1;
-        place[HMPI_NODE_L3] = hmpi_node.rank / (int32_t)hmpi_knobs.DOMAIN_SIZE;
-    } else if (sched_getaffinity(0, sizeof mine, &mine) == 0) {
-        hmpi_node_place_in("/sys", &mine, place);
-    } else {
+    CPU_ZERO(&mine); /* no mask, no CPU: every level unknown */
+    if (hmpi_knobs.DOMAIN_SIZE <= 0 && sched_getaffinity(0, sizeof mine, &mine) != 0)
         CPU_ZERO(&mine);
-        hmpi_node_place_in("/sys", &mine, place); /* all unknown */
-    }
+    hmpi_node_place_in("/sys", &mine, place);
+    if (hmpi_knobs.DOMAIN_SIZE > 0)
+        place[HMPI_NODE_L3] = hmpi_node.rank / (int32_t)hmpi_knobs.DOMAIN_SIZE;
 }
 
 int hmpi_node_cut(int a, int b)
