@@ -230,6 +230,11 @@ static void take_queue(void)
             if (p != hmpi_p2p_engine.from[src].pseq)
                 take_lane(src, p, 1); /* sent before it, by the lane */
             hmpi_p2p_engine.from[src].pseq = p + 1;
+            if (HMPI_READ_ONCE(e->proto) == HMPI_P2P_LANE_OPEN) {
+                hmpi_p2p_lane_attach(e, src);
+                n = next;
+                continue;
+            }
         }
         arrive(e);
         n = next;

@@ -30,6 +30,11 @@ typedef enum {
     HMPI_PROTO_COUNT
 } hmpi_proto_t;
 
+/* The proto of an envelope that carries no message: it announces its sender's new lane
+ * to the receiver (lane.c), which takes it from the queue in the order of the sender's
+ * messages and never matches it. */
+enum { HMPI_P2P_LANE_OPEN = 0xff };
+
 /* Envelope states. The receiver moves PENDING -> MATCHED (synergistic only) -> DONE;
  * after DONE it never touches the envelope again and the sender may reuse it. A sender
  * whose receiver is late may take PENDING -> BOUNCING -> EAGER (copying its data out);
@@ -182,9 +187,9 @@ struct arrival_s;
 
 enum { HMPI_P2P_REWRITE_SLOTS = 64 }; /* buffers whose rewrites send.c tells apart */
 
-/* My side of the way to local receiver r (lane.c, send.c): my lane to it (lane_out + r *
- * lane_bytes, in my slice) with my cursor as its writer, and the messages numbered to it
- * by both ways. A power of two in size, so an index is one shift. */
+/* My side of the way to local receiver r (lane.c, send.c): my lane to it (in my slice;
+ * NULL until opened) with my cursor as its writer, and the messages numbered to it by
+ * both ways. A power of two in size, so an index is one shift. */
 typedef struct {
     hmpi_lane_tx_t tx;
     char *lane;
@@ -192,8 +197,8 @@ typedef struct {
 } hmpi_p2p_to_t;
 
 /* My side of the way from local sender s (lane.c, arrival.c): its lane to me (in its
- * slice, checked at connect) with my cursor as its reader, and its messages taken in by
- * both ways. */
+ * slice, checked when attached; until then a line that never holds a message) with my
+ * cursor as its reader, and its messages taken in by both ways. */
 typedef struct {
     hmpi_lane_rx_t rx;
     char *lane;
@@ -203,9 +208,10 @@ typedef struct {
 
 static_assert(sizeof(hmpi_p2p_to_t) == 32 && sizeof(hmpi_p2p_from_t) == 32, "one shift an index");
 
-/* Lanes. Each rank owns one lane per local receiver (itself included): a ring
- * (shm/lane.h) of lane_k envelopes in its slice, receiver-major, published in its
- * control block. A small eager message goes into the next slot of the lane when that
+/* Lanes. A rank opens a lane to a local receiver (itself included) with its first small
+ * eager message to it, up to lanes_max of them: a ring (shm/lane.h) of lane_k envelopes
+ * in its slice, announced by the queue (HMPI_P2P_LANE_OPEN). A small eager message goes
+ * into the next slot of the lane when that
  * slot is DONE (the ring's free value; PENDING its busy one), and is published by the
  * slot's seq (lseq); the receiver polls the next slot of each lane (of each lane that
  * rang its bell, on a node of HMPI_LANE_SUMMARY ranks or more). Otherwise the
@@ -230,15 +236,16 @@ typedef struct {
     } rewrite_seen[HMPI_P2P_REWRITE_SLOTS];
     /* lane.c */
     unsigned lane_k;       /* slots per lane, a power of two; 0: no lanes */
-    char *lane_out;        /* my lanes: receiver r's from r * lane_bytes */
     size_t lane_bytes;     /* one lane */
+    int lanes_open;        /* lanes I opened */
+    int lanes_max;         /* lanes I may open: HMPI_LANE_TOTAL / lane_k, at most nlocal */
     hmpi_p2p_to_t *to;     /* [receiver]: my lane to it, messages numbered */
     hmpi_p2p_from_t *from; /* [sender]: its lane to me, messages taken in */
     /* The summary of my lanes from HMPI_LANE_SUMMARY local ranks (shm/bell.h): a sender
      * rings its bit in its receiver's bell with each lane message, and my progress
      * looks only at the lanes that rang. NULL: none, progress looks at every lane. */
-    hmpi_bell_t *bell;  /* mine: after my lanes, in my slice */
-    hmpi_bell_t **ring; /* [receiver]: my word of its bell */
+    hmpi_bell_t *bell;  /* mine, in my slice */
+    hmpi_bell_t **ring; /* [receiver]: my word of its bell, set when my lane to it opens */
     uint64_t ring_bit;  /* my bit there */
     /* arrival.c */
     int draining;                   /* inside take_queue: no nested take */
@@ -263,6 +270,10 @@ int hmpi_p2p_pack_into(hmpi_req_t *r, void *dst, size_t bytes);
 /* Whether the program rewrote the n bytes at p since their last send (send.c). */
 int hmpi_p2p_rewritten(const unsigned char *p, size_t n);
 
+/* Announces my new lane to local receiver dst by its queue, numbered among my messages
+ * to it (proto HMPI_P2P_LANE_OPEN, data the lane): 0, or -1 without an envelope. */
+int hmpi_p2p_send_lane_open(int dst, char *lane);
+
 /* Completes the sends whose envelopes are DONE and lets the sender help the
  * synergistic copies its receivers matched (progress polls only watched envelopes). */
 void hmpi_p2p_inflight_walk(void);
@@ -274,6 +285,11 @@ void hmpi_p2p_unblock_sends(void);
 int hmpi_p2p_lanes_alloc(void);
 void hmpi_p2p_lanes_connect(void);
 hmpi_env_t *hmpi_p2p_lane_look(int dst);
+/* Opens my lane to dst, once (send.c: after a small eager message went by the queue
+ * for want of one); refused, my messages to dst stay on the queue. */
+void hmpi_p2p_lane_open(int dst);
+/* The receiver's side of an announcement (arrival.c takes it from the queue). */
+void hmpi_p2p_lane_attach(hmpi_env_t *e, int src);
 
 /* ---- arrival.c ------------------------------------------------------------------- */
 

@@ -240,6 +240,36 @@ static int lane_send(hmpi_req_t *r, hmpi_env_t *e, int dst, const char *p, size_
     return MPI_SUCCESS;
 }
 
+int hmpi_p2p_send_lane_open(int dst, char *lane)
+{
+    hmpi_env_t *e = env_get();
+    if (!e)
+        return -1;
+    e->ctx = 0;
+    e->src = hmpi_node.rank;
+    e->tag = 0;
+    e->proto = HMPI_P2P_LANE_OPEN;
+    e->sync = 0;
+    e->src_local = (uint16_t)hmpi_node.rank;
+    e->size = hmpi_p2p_engine.lane_bytes;
+    e->data = lane;
+    hmpi_env_own(e)->sreq = NULL;
+    hmpi_env_own(e)->bounce = NULL;
+    hmpi_env_own(e)->user_data = 0;
+    hmpi_env_own(e)->buffered = 0;
+    hmpi_env_own(e)->reclaim = 0;
+    hmpi_env_own(e)->watched = 0;
+    hmpi_env_own(e)->size = 0;
+    atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
+    if (hmpi_p2p_engine.inflight_count >= 64)
+        reclaim_oldest();
+    inflight_add(e);
+    e->pseq = hmpi_p2p_engine.to[dst].pseq++;
+    hmpi_queue_push(&hmpi_ctrl()->rank[dst].incoming, &e->link);
+    hmpi_wait_wake(dst);
+    return 0;
+}
+
 /* The protocol of a message of bytes at p that goes by the queue. Marks e's user_data
  * when the receiver is to read the user's buffer in place (it lies in the heap, or CMA
  * reads it); the protocols of other messages copy it out, to a bounce or the envelope. */
@@ -266,8 +296,9 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
 {
     size_t bytes = r->t.size;
     const char *p = (const char *)r->buf + r->t.lo;
-    if (hmpi_p2p_engine.lane_k && bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX &&
-        r->mode != HMPI_MODE_SYNC && r->mode != HMPI_MODE_BUFFERED) {
+    int lane = hmpi_p2p_engine.lane_k && bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX &&
+               r->mode != HMPI_MODE_SYNC && r->mode != HMPI_MODE_BUFFERED;
+    if (lane) {
         hmpi_env_t *slot = hmpi_p2p_lane_claim(dst_local);
         if (slot)
             return lane_send(r, slot, dst_local, p, bytes);
@@ -316,5 +347,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     hmpi_wait_wake(dst_local);
     if (hmpi_protos[proto].pushed)
         hmpi_protos[proto].pushed(e, p, bytes);
+    if (lane && !hmpi_p2p_engine.to[dst_local].lane && !hmpi_p2p_engine.to[dst_local].tx.skip)
+        hmpi_p2p_lane_open(dst_local);
     return MPI_SUCCESS;
 }

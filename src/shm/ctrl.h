@@ -21,7 +21,7 @@ typedef struct {
     alignas(HMPI_CACHE_LINE) hmpi_queue_t incoming; /* pushed by any local sender */
     alignas(HMPI_CACHE_LINE) pid_t pid;             /* written once by the owner */
     int cma_ok;                                     /* process_vm_readv works on it */
-    void *lanes;         /* its lanes, one per local receiver (p2p/lane.c), or NULL */
+    void *bell; /* the summary bell of its lanes (p2p/lane.c), or NULL */
     /* OPI buffers of this rank's slice that other local ranks trimmed from their pools:
      * pushed by any local rank, taken (all at once) only by the owner, which alone may
      * free them to its heap (src/opi/pool.c). Its own line: written by other ranks. */

@@ -15,6 +15,7 @@
 #   p2p_large           MPI 4's _c calls against int calls; messages past 2 GiB
 #   p2p_pipe            static send buffers: the pipelined bounce (HMPI_PIPE_CHUNK)
 #   p2p_short           blocking small Send/Recv: what stands in the short way's way
+#   p2p_lanes           a neighbour exchange: lanes opened on a pair's first message
 #   p2p_status_error    single-completion calls leave a status's MPI_ERROR alone
 #   p2p_get_status      a loop polling MPI_Request_get_status alone ends (progress)
 #   p2p_type_free       datatypes freed while operations with them are pending
@@ -65,6 +66,7 @@ p2p_test(p2p_comms          TIMEOUT 90)
 p2p_test(p2p_threads        TIMEOUT 90)
 p2p_test(p2p_pipe           TIMEOUT 60  PLAIN)
 p2p_test(p2p_short          TIMEOUT 60  PLAIN)
+p2p_test(p2p_lanes          TIMEOUT 60  PLAIN)
 # New tests of issue 23 (2 and 4 ranks), and each on the MPI below alone, which must
 # agree (the test is the standard's, not HMPI's).
 function(p2p_test24 name)
@@ -128,6 +130,30 @@ foreach(v "slots1|HMPI_LANE_SLOTS=1|--each=msgs_lane>=1"
     ${want} --each=msgs_remote==0 --output=p2p_ordering:\ OK --
     ${HMPI_MPIEXEC} ${HMPI_MPIEXEC_FLAGS} -n 8 $<TARGET_FILE:p2p_ordering>)
   set_tests_properties(mpi.p2p_ordering_lanes.${name}.np8 PROPERTIES TIMEOUT 120 LABELS mpi
+    PROCESSORS 2 ENVIRONMENT "${_stats_env};${knob};HMPI_VERBOSE=2")
+endforeach()
+
+# Lanes open on a pair's first small message: each rank of p2p_lanes talks to two
+# peers, so it opens two lanes whatever the node's size; with HMPI_LANE_TOTAL=4 and 4
+# slots a rank may open one (its other peer's messages go by the queue, in order); with
+# the summary word, the receiver's bell rings for a lane it attaches (its first slot may
+# have rung before); with no slots, none. Real node only.
+foreach(v "np4|4||--each=lanes_opened==2|--each=msgs_lane>=300"
+          "np8|8||--each=lanes_opened==2|--each=msgs_lane>=300"
+          "cap1.np8|8|HMPI_LANE_TOTAL=4 HMPI_LANE_SLOTS=4|--each=lanes_opened==1|--each=msgs_lane>=1|--output=at most 1 a rank"
+          "summary.np8|8|HMPI_LANE_SUMMARY=2|--each=lanes_opened==2|--output=a summary bit per sender"
+          "slots0.np4|4|HMPI_LANE_SLOTS=0|--each=lanes_opened==0|--each=msgs_lane==0")
+  string(REPLACE "|" ";" v "${v}")
+  list(GET v 0 name)
+  list(GET v 1 np)
+  list(GET v 2 knob)
+  string(REPLACE " " ";" knob "${knob}")
+  list(SUBLIST v 3 -1 want)
+  add_test(NAME mpi.p2p_lanes_opened.${name} COMMAND ${HMPI_PYTHON3}
+    ${PROJECT_SOURCE_DIR}/tests/fortran/stats_check.py --ranks ${np} --timeout 110
+    ${want} --each=msgs_remote==0 --output=p2p_lanes:\ ${np}\ ranks\ ok --
+    ${HMPI_MPIEXEC} ${HMPI_MPIEXEC_FLAGS} -n ${np} $<TARGET_FILE:p2p_lanes>)
+  set_tests_properties(mpi.p2p_lanes_opened.${name} PROPERTIES TIMEOUT 120 LABELS mpi
     PROCESSORS 2 ENVIRONMENT "${_stats_env};${knob};HMPI_VERBOSE=2")
 endforeach()
 
