@@ -211,12 +211,12 @@ static_assert(sizeof(hmpi_p2p_to_t) == 32 && sizeof(hmpi_p2p_from_t) == 32, "one
 /* Lanes. A rank opens a lane to a local receiver (itself included) with its first small
  * eager message to it, up to lanes_max of them: a ring (shm/lane.h) of lane_k envelopes
  * in its slice, announced by the queue (HMPI_P2P_LANE_OPEN). A small eager message goes
- * into the next slot of the lane when that
- * slot is DONE (the ring's free value; PENDING its busy one), and is published by the
- * slot's seq (lseq); the receiver polls the next slot of each lane (of each lane that
- * rang its bell, on a node of HMPI_LANE_SUMMARY ranks or more). Otherwise the
- * message goes by the receiver's incoming queue. pseq numbers one sender's messages to
- * one receiver across both ways; the receiver takes them in that order. */
+ * into the next slot of the lane when that slot is DONE (the ring's free value; PENDING
+ * its busy one), and is published by the slot's seq (lseq); the receiver polls the
+ * next slot of each lane (of each lane that rang its bell, on a node of
+ * HMPI_LANE_SUMMARY ranks or more). Otherwise the message goes by the receiver's
+ * incoming queue. pseq numbers one sender's messages to one receiver across both ways;
+ * the receiver takes them in that order. */
 typedef struct {
     hmpi_rank_ctrl_t *me; /* my block in the control area; NULL: HMPI is off */
     int nlocal;           /* local ranks: lanes and sequence numbers */

@@ -240,6 +240,8 @@ static int lane_send(hmpi_req_t *r, hmpi_env_t *e, int dst, const char *p, size_
     return MPI_SUCCESS;
 }
 
+/* A lane's announcement: an envelope with no message, complete for its sender as it is
+ * pushed (nothing watched), given back DONE by the receiver as it attaches the lane. */
 int hmpi_p2p_send_lane_open(int dst, char *lane)
 {
     hmpi_env_t *e = env_get();
