@@ -188,12 +188,14 @@ struct arrival_s;
 enum { HMPI_P2P_REWRITE_SLOTS = 64 }; /* buffers whose rewrites send.c tells apart */
 
 /* My side of the way to local receiver r (lane.c, send.c): my lane to it (in my slice;
- * NULL until opened) with my cursor as its writer, and the messages numbered to it by
- * both ways. A power of two in size, so an index is one shift. */
+ * NULL until opened, or when refused) with my cursor as its writer, whether I tried to
+ * open it, and the messages numbered to it by both ways. A power of two in size, so an
+ * index is one shift. */
 typedef struct {
     hmpi_lane_tx_t tx;
     char *lane;
     uint32_t pseq;
+    uint32_t tried;
 } hmpi_p2p_to_t;
 
 /* My side of the way from local sender s (lane.c, arrival.c): its lane to me (in its

@@ -30,7 +30,7 @@ static size_t bell_bytes(void);
 void hmpi_p2p_lane_open(int dst)
 {
     hmpi_p2p_to_t *to = &hmpi_p2p_engine.to[dst];
-    to->tx.skip = 1; /* marks the try: lane stays NULL when refused */
+    to->tried = 1;
     if (hmpi_p2p_engine.lanes_open >= hmpi_p2p_engine.lanes_max)
         return;
     if (hmpi_p2p_engine.ring) {
@@ -54,7 +54,6 @@ void hmpi_p2p_lane_open(int dst)
         return;
     }
     to->lane = l;
-    to->tx = (hmpi_lane_tx_t){0};
     hmpi_p2p_engine.lanes_open++;
     hmpi_stat_bump(HMPI_STAT_lanes_opened, 1);
 }
@@ -179,12 +178,10 @@ int hmpi_p2p_lanes_alloc(void)
     while (hmpi_knobs.LANE_TOTAL > 0 && hmpi_p2p_engine.lane_k > 4 &&
            (uint64_t)hmpi_p2p_engine.lane_k * (uint64_t)n > (uint64_t)hmpi_knobs.LANE_TOTAL)
         hmpi_p2p_engine.lane_k /= 2;
-    hmpi_p2p_engine.lanes_max = n;
-    if (hmpi_knobs.LANE_TOTAL > 0 && hmpi_p2p_engine.lane_k &&
-        (unsigned)hmpi_knobs.LANE_TOTAL / hmpi_p2p_engine.lane_k < (unsigned)n)
-        hmpi_p2p_engine.lanes_max = (int)((unsigned)hmpi_knobs.LANE_TOTAL / hmpi_p2p_engine.lane_k);
-    if (hmpi_p2p_engine.lanes_max < 1)
-        hmpi_p2p_engine.lanes_max = 1;
+    int max = hmpi_knobs.LANE_TOTAL > 0 && hmpi_p2p_engine.lane_k
+                  ? hmpi_knobs.LANE_TOTAL / (int)hmpi_p2p_engine.lane_k
+                  : n;
+    hmpi_p2p_engine.lanes_max = max < 1 ? 1 : max < n ? max : n;
     hmpi_p2p_engine.lane_bytes = (size_t)hmpi_p2p_engine.lane_k * hmpi_p2p_engine.env_bytes;
     size_t bell = hmpi_p2p_engine.lane_k ? bell_bytes() : 0;
     hmpi_p2p_engine.bell = bell ? hmpi_heap_shared_alloc(bell) : NULL;

@@ -240,6 +240,18 @@ static int lane_send(hmpi_req_t *r, hmpi_env_t *e, int dst, const char *p, size_
     return MPI_SUCCESS;
 }
 
+/* Envelope e, filled, into the in-flight list and onto local rank dst's queue, numbered
+ * among my messages to dst. */
+static void push(hmpi_env_t *e, int dst)
+{
+    if (hmpi_p2p_engine.inflight_count >= 64)
+        reclaim_oldest(); /* a rank that only sends still recycles its envelopes */
+    inflight_add(e);
+    e->pseq = hmpi_p2p_engine.to[dst].pseq++;
+    hmpi_queue_push(&hmpi_ctrl()->rank[dst].incoming, &e->link);
+    hmpi_wait_wake(dst);
+}
+
 /* A lane's announcement: an envelope with no message, complete for its sender as it is
  * pushed (nothing watched), given back DONE by the receiver as it attaches the lane. */
 int hmpi_p2p_send_lane_open(int dst, char *lane)
@@ -263,12 +275,7 @@ int hmpi_p2p_send_lane_open(int dst, char *lane)
     hmpi_env_own(e)->watched = 0;
     hmpi_env_own(e)->size = 0;
     atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
-    if (hmpi_p2p_engine.inflight_count >= 64)
-        reclaim_oldest();
-    inflight_add(e);
-    e->pseq = hmpi_p2p_engine.to[dst].pseq++;
-    hmpi_queue_push(&hmpi_ctrl()->rank[dst].incoming, &e->link);
-    hmpi_wait_wake(dst);
+    push(e, dst);
     return 0;
 }
 
@@ -341,15 +348,10 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     hmpi_env_own(e)->watched = /* DONE frees something besides the envelope */
         hmpi_env_own(e)->sreq || hmpi_env_own(e)->bounce || hmpi_env_own(e)->buffered;
     hmpi_p2p_engine.inflight_watched += hmpi_env_own(e)->watched;
-    if (hmpi_p2p_engine.inflight_count >= 64)
-        reclaim_oldest(); /* a rank that only sends still recycles its envelopes */
-    inflight_add(e);
-    e->pseq = hmpi_p2p_engine.to[dst_local].pseq++;
-    hmpi_queue_push(&hmpi_ctrl()->rank[dst_local].incoming, &e->link);
-    hmpi_wait_wake(dst_local);
+    push(e, dst_local);
     if (hmpi_protos[proto].pushed)
         hmpi_protos[proto].pushed(e, p, bytes);
-    if (lane && !hmpi_p2p_engine.to[dst_local].lane && !hmpi_p2p_engine.to[dst_local].tx.skip)
+    if (lane && !hmpi_p2p_engine.to[dst_local].tried)
         hmpi_p2p_lane_open(dst_local);
     return MPI_SUCCESS;
 }

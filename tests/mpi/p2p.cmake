@@ -136,8 +136,9 @@ endforeach()
 # Lanes open on a pair's first small message: each rank of p2p_lanes talks to two
 # peers, so it opens two lanes whatever the node's size; with HMPI_LANE_TOTAL=4 and 4
 # slots a rank may open one (its other peer's messages go by the queue, in order); with
-# the summary word, the receiver's bell rings for a lane it attaches (its first slot may
-# have rung before); with no slots, none. Real node only.
+# the summary word forced at 8 ranks (lanes attached while bits ring; the one ordering
+# where the attach's own ring matters, a bit answered before the announcement is taken,
+# is not forced); with no slots, none. Real node only.
 foreach(v "np4|4||--each=lanes_opened==2|--each=msgs_lane>=300"
           "np8|8||--each=lanes_opened==2|--each=msgs_lane>=300"
           "cap1.np8|8|HMPI_LANE_TOTAL=4 HMPI_LANE_SLOTS=4|--each=lanes_opened==1|--each=msgs_lane>=1|--output=at most 1 a rank"
