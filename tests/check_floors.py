@@ -10,7 +10,8 @@ above. node/ sits between shm/ and core/: it includes common/, heap/ and shm/ on
 core/ (the communicator table, the argument checks) reads its rank tables. Parts of one
 floor (coll/, rma/, opi/) may include each other's headers. A header named in PRIVATE
 (p2p/engine.h: the engine's state and the envelope's layout) is included only inside
-its own folder.
+its own folder (p2p/short.h, there, includes it and is included by mpi/pt2pt.c: the
+short ways of MPI_Send and MPI_Recv, inline in their entry points, docs/design.md).
 
 The build forces core/below.h, the table of the MPI below, into every source of libhmpi
 (-include, src/CMakeLists.txt) so that PMPI_X names the MPI below everywhere: that is

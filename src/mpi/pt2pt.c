@@ -9,6 +9,7 @@
 #include "pt2pt.h"
 #include "../common/stats.h"
 #include "../p2p/p2p.h"
+#include "../p2p/short.h"
 
 #include <limits.h>
 #include <string.h>
@@ -202,12 +203,30 @@ static inline int send_short(MPI_Comm comm, const void *buf, int count, MPI_Data
            hmpi_p2p_send_lane(c, (const char *)buf + lo, bytes, l, tag);
 }
 
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+/* MPI_Send past its inline short way: everything, out of line (a sibling call). */
+static __attribute__((noinline)) int send_general(const void *buf, int count, MPI_Datatype type,
+                                                  int dest, int tag, MPI_Comm comm)
 {
     HMPI_ENTER("MPI_Send");
     if (send_short(comm, buf, count, type, dest, tag))
         return MPI_SUCCESS;
     return send_blocking(buf, count, type, dest, tag, comm, HMPI_MODE_STANDARD, "MPI_Send");
+}
+
+/* The short way with no call (p2p/short.h): MPI_COMM_WORLD's common case, a small
+ * contiguous message to a local peer whose lane has a slot known free. */
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    size_t bytes;
+    MPI_Aint lo;
+    hmpi_comm_t *c = hmpi_comm_world;
+    int l;
+    if (__builtin_expect(hmpi_mpi_state == HMPI_STATE_RUNNING, 1) && comm == MPI_COMM_WORLD && c &&
+        short_args(c, buf, count, type, dest, tag, 0, &bytes, &lo) &&
+        (l = c->local_of[dest]) >= 0 && bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX &&
+        !hmpi_p2p_threaded && hmpi_p2p_send_short(c, (const char *)buf + lo, bytes, l, tag))
+        return MPI_SUCCESS;
+    return send_general(buf, count, type, dest, tag, comm);
 }
 HMPI_PMPI(Send)
 
@@ -288,8 +307,10 @@ int hmpi_recv_start(hmpi_req_t *r)
     return hmpi_bridge_recv_remote(r);
 }
 
-int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-             MPI_Status *status)
+/* MPI_Recv past its inline short way: everything, out of line (a sibling call). */
+static __attribute__((noinline)) int recv_general(void *buf, int count, MPI_Datatype type,
+                                                  int source, int tag, MPI_Comm comm,
+                                                  MPI_Status *status)
 {
     HMPI_ENTER("MPI_Recv");
     hmpi_comm_t *c = hmpi_comm_get(comm);
@@ -335,6 +356,23 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     if (status != MPI_STATUS_IGNORE)
         hmpi_status_out(status, &r.status);
     return hmpi_raise_in(comm, err, "MPI_Recv");
+}
+
+/* The short way with no call (p2p/short.h): MPI_COMM_WORLD's common case, a named
+ * local source whose next message is in its lane or comes within a few spins. */
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+    size_t bytes;
+    MPI_Aint lo;
+    hmpi_comm_t *c = hmpi_comm_world;
+    int l, err;
+    if (__builtin_expect(hmpi_mpi_state == HMPI_STATE_RUNNING, 1) && comm == MPI_COMM_WORLD && c &&
+        short_args(c, buf, count, type, source, tag, 1, &bytes, &lo) &&
+        (l = c->local_of[source]) >= 0 && !hmpi_p2p_threaded &&
+        hmpi_p2p_recv_short(c, (char *)buf + lo, bytes, source, l, tag, status, &err))
+        return hmpi_raise_in(comm, err, "MPI_Recv");
+    return recv_general(buf, count, type, source, tag, comm, status);
 }
 HMPI_PMPI(Recv)
 

@@ -8,7 +8,7 @@
  * header is read once at arrival into a private record, checked, and a wrong one fails
  * the receive it matches (MPI_ERR_INTERN, and a line naming the peer and the field)
  * without a copy. Engine lock held throughout. */
-#include "engine.h"
+#include "short.h"
 #include "../common/log.h"
 #include "../heap/heap.h"
 #include "../shm/wait.h"
@@ -117,7 +117,7 @@ static void complete_recv(hmpi_req_t *r, arrival_t *a)
         err = MPI_ERR_INTERN;
     } else {
         if (a->proto == HMPI_PROTO_IMMEDIATE && r->t.contig) { /* the common case, inline */
-            hmpi_p2p_copy_short((char *)r->buf + r->t.lo, a->v.data, len);
+            hmpi_p2p_lane_copy((char *)r->buf + r->t.lo, a->v.data, len);
             got = len;
         } else {
             got = hmpi_protos[a->proto].deliver(&a->v, r, &r->t, len);
@@ -197,7 +197,7 @@ static void take_lane(int src, uint32_t upto, int bounded)
             if (from->pseq != before)
                 continue; /* the queue held messages of src: look at the lane again */
         }
-        hmpi_lane_take(&from->rx);
+        hmpi_lane_take(&from->rx, from->lane, hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes, e);
         from->pseq = p + 1;
         arrive(e); /* complete_recv gives the slot back */
     }

@@ -1,5 +1,6 @@
 /* engine.h: the point-to-point engine's private state and the short pieces its files
- * share on the hot path (the files of p2p/ only; nothing outside src/p2p includes it). The state
+ * share on the hot path (the files of p2p/ only, and mpi/pt2pt.c through short.h, the
+ * short ways it inlines: docs/design.md). The state
  * is one struct: the sender's pools and in-flight list (send.c), the lanes (lane.c),
  * the receiver's counters (arrival.c), the poke of the MPI below (progress.c). All of it
  * is private to the process and guarded by the engine lock, but for the envelopes and
@@ -189,13 +190,14 @@ enum { HMPI_P2P_REWRITE_SLOTS = 64 }; /* buffers whose rewrites send.c tells apa
 
 /* My side of the way to local receiver r (lane.c, send.c): my lane to it (in my slice;
  * NULL until opened, or when refused) with my cursor as its writer, whether I tried to
- * open it, and the messages numbered to it by both ways. A power of two in size, so an
- * index is one shift. */
+ * open it, and the messages numbered to it by both ways. A power of two in size (a
+ * line), so an index is one shift. */
 typedef struct {
     hmpi_lane_tx_t tx;
     char *lane;
     uint32_t pseq;
     uint32_t tried;
+    uint64_t pad[3];
 } hmpi_p2p_to_t;
 
 /* My side of the way from local sender s (lane.c, arrival.c): its lane to me (in its
@@ -205,10 +207,10 @@ typedef struct {
     hmpi_lane_rx_t rx;
     char *lane;
     uint32_t pseq;
-    uint32_t pad[3];
+    uint32_t pad;
 } hmpi_p2p_from_t;
 
-static_assert(sizeof(hmpi_p2p_to_t) == 32 && sizeof(hmpi_p2p_from_t) == 32, "one shift an index");
+static_assert(sizeof(hmpi_p2p_to_t) == 64 && sizeof(hmpi_p2p_from_t) == 32, "one shift an index");
 
 /* Lanes. A rank opens a lane to a local receiver (itself included) with its first small
  * eager message to it, up to lanes_max of them: a ring (shm/lane.h) of lane_k envelopes
@@ -298,22 +300,6 @@ void hmpi_p2p_lane_attach(hmpi_env_t *e, int src);
 /* Everything that arrived: the queue, then each lane. */
 void hmpi_p2p_take_arrivals(void);
 
-/* ---- shared by the sender's and the receiver's short ways ------------------------- */
-/* memcpy of a short message's payload, inline from 8 to 16 bytes (two overlapping
- * words): the common sizes of the short ways. */
-static inline void hmpi_p2p_copy_short(void *d, const void *s, size_t n)
-{
-    if (n >= 8 && n <= 16) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, (const char *)s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy((char *)d + n - 8, &b, 8);
-    } else if (n) { /* an empty message may come from a NULL buffer */
-        memcpy(d, s, n);
-    }
-}
-
 /* The ring words of an envelope for shm/lane.h: its state, free when DONE. */
 #define HMPI_P2P_LANE_STATE offsetof(hmpi_env_t, state)
 
@@ -323,12 +309,17 @@ static inline hmpi_env_t *hmpi_p2p_lane_slot(char *lane, uint64_t n)
     return (hmpi_env_t *)hmpi_lane_slot(lane, hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes, n);
 }
 
-/* The next slot of my lane to dst when it is free, else NULL (the look out of line). */
-static inline hmpi_env_t *hmpi_p2p_lane_claim(int dst)
+/* The slot of my lane to dst for my next message when one is free (shm/lane.h: my
+ * last again, or the ring's next), else NULL (the look out of line, unless known). */
+static inline hmpi_env_t *hmpi_p2p_lane_claim(int dst, int look)
 {
-    const hmpi_p2p_to_t *to = &hmpi_p2p_engine.to[dst];
+    hmpi_p2p_to_t *to = &hmpi_p2p_engine.to[dst];
+    void *s = hmpi_lane_again(&to->tx, to->lane, hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes,
+                              HMPI_P2P_LANE_STATE, HMPI_ENV_DONE);
+    if (s)
+        return s;
     if (__builtin_expect(!hmpi_lane_known_free(&to->tx), 0))
-        return hmpi_p2p_lane_look(dst);
+        return look ? hmpi_p2p_lane_look(dst) : NULL;
     return hmpi_p2p_lane_slot(to->lane, to->tx.head);
 }
 
@@ -345,14 +336,13 @@ static inline void hmpi_p2p_lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, in
     e->src_local = (uint16_t)hmpi_node.rank;
     e->size = bytes;
     e->data = e->u.payload;
-    /* e is the slot hmpi_p2p_lane_claim gave out: the next of the lane, known free. */
+    /* e is the slot hmpi_p2p_lane_claim gave out. */
     hmpi_p2p_to_t *to = &hmpi_p2p_engine.to[dst];
-    HMPI_ASSERT_INTERNAL(e == hmpi_p2p_lane_slot(to->lane, to->tx.head));
     e->pseq = to->pseq++;
-    hmpi_lane_publish(&to->tx, e, HMPI_P2P_LANE_STATE, HMPI_ENV_PENDING);
+    hmpi_lane_publish(&to->tx, to->lane, hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes, e,
+                      HMPI_P2P_LANE_STATE, HMPI_ENV_PENDING);
     if (hmpi_p2p_engine.ring)
         hmpi_bell_ring(hmpi_p2p_engine.ring[dst], hmpi_p2p_engine.ring_bit);
-    hmpi_wait_wake(dst);
     /* The 8-byte ping-pong's one place of counting: one test when off; when on, two
      * plain adds, not locked ones, each of which would wait for the store buffer on
      * every send of the message rate (docs/observability.md, what counting costs).
@@ -362,6 +352,7 @@ static inline void hmpi_p2p_lane_publish(hmpi_env_t *e, const hmpi_comm_t *c, in
         hmpi_stat_bump_as(threads, HMPI_STAT_bytes_immediate, bytes);
         hmpi_stat_bump_as(threads, HMPI_STAT_msgs_lane, 1);
     }
+    hmpi_wait_wake(dst); /* last: nothing is live across its rare call (p2p/short.h) */
 }
 
 #endif

@@ -5,7 +5,7 @@
  * sender's look ahead for free slots, and the short ways of MPI_Send and MPI_Recv that
  * go by them without the engine lock. A slot is published by its seq (lseq) and given
  * back by its state (DONE): no atomic read-modify-write on either side. */
-#include "engine.h"
+#include "short.h"
 #include "../common/knobs.h"
 #include "../common/log.h"
 #include "../common/stats.h"
@@ -76,68 +76,46 @@ hmpi_env_t *hmpi_p2p_lane_look(int dst)
                                         HMPI_ENV_DONE);
 }
 
-/* MPI_Recv's short way: the message is small and contiguous and comes from local rank
- * src_local by its lane, and nothing stands in the way of taking it straight from the
- * slot (no posted receive, no unexpected message, nothing on the queue: then the next
- * message of src_local is the slot's, or one behind a message of the queue that pseq
- * names). Spins while the cores are not shared; takes nothing and returns 0 when the
- * case is any other (the caller goes the general way, which also checks and logs a
- * corrupted slot), else 1 with *err and the status set. Reads each field of the slot
- * once, as take_in does. */
+/* MPI_Recv's short way out of line (p2p/short.h has the inline one): the message is
+ * small and contiguous and comes from local rank src_local by its lane, and nothing
+ * stands in the way of taking it straight from the slot (hmpi_p2p_lane_receivable,
+ * nothing on the queue). Spins while the cores are not shared; takes nothing and
+ * returns 0 when the case is any other (the caller goes the general way, which also
+ * checks and logs a corrupted slot), else 1 with *err and the status set. */
 int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, int src_local,
                        int tag, MPI_Status *status, int *err)
 {
-    if (!hmpi_p2p_engine.lane_k || hmpi_p2p_match.posted_head || hmpi_p2p_match.unexp_head ||
-        hmpi_bridge_pending)
+    if (!hmpi_p2p_lane_receivable())
         return 0;
+    hmpi_p2p_want_t w = hmpi_p2p_lane_want(c, source, src_local, tag);
     hmpi_p2p_from_t *from = &hmpi_p2p_engine.from[src_local];
     hmpi_backoff_t b = {0};
     hmpi_env_t *e;
-    for (;;) {
-        e = hmpi_lane_peek(&from->rx, from->lane, hmpi_p2p_engine.lane_k,
-                           hmpi_p2p_engine.env_bytes);
-        if (e)
-            break;
+    while (!(e = hmpi_lane_peek(&from->rx, from->lane, hmpi_p2p_engine.lane_k,
+                                hmpi_p2p_engine.env_bytes))) {
         if (!hmpi_queue_empty(&hmpi_p2p_engine.me->incoming) || hmpi_backoff_yielding(&b)) {
             hmpi_wait_handoff(&b, hmpi_p2p_wait_family(c, 0));
             return 0;
         }
         hmpi_backoff(&b);
     }
-    uint32_t p = HMPI_READ_ONCE(e->pseq);
-    uint32_t ctx = HMPI_READ_ONCE(e->ctx);
-    int32_t src = HMPI_READ_ONCE(e->src), etag = HMPI_READ_ONCE(e->tag);
-    uint64_t size = HMPI_READ_ONCE(e->size);
-    if (p != from->pseq || ctx != c->ctx || src != source || (tag != MPI_ANY_TAG && etag != tag) ||
-        etag < 0 || HMPI_READ_ONCE(e->proto) != HMPI_PROTO_IMMEDIATE ||
-        HMPI_READ_ONCE(e->src_local) != src_local || size > (uint64_t)hmpi_p2p_immediate_room) {
+    if (!hmpi_p2p_lane_take_msg(e, &w, hmpi_p2p_immediate_room, src_local, buf, cap, status, err)) {
         hmpi_wait_handoff(&b, hmpi_p2p_wait_family(c, 0));
-        return 0; /* (the slot lies in src_local's heap: hmpi_p2p_lanes_connect checked the lane) */
+        return 0;
     }
-    hmpi_lane_take(&from->rx);
-    from->pseq = p + 1;
-    size_t len = size <= cap ? size : cap;
-    hmpi_p2p_copy_short(buf, e->u.payload, len);
-    hmpi_lane_give_back(e, HMPI_P2P_LANE_STATE, HMPI_ENV_DONE);
-    hmpi_wait_wake(src_local);
-    *err = size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-    if (status != MPI_STATUS_IGNORE)
-        hmpi_status_fill(status, src, etag, len);
     hmpi_wait_end(&b, hmpi_p2p_wait_family(c, 0));
     return 1;
 }
 
-/* MPI_Send's short way: a small contiguous message into the next slot of the lane to
- * local rank dst_local when that slot is free; 0 (nothing sent) when it is not. */
+/* MPI_Send's short way out of line: a small contiguous message into my lane to local
+ * rank dst_local when a slot is free (looking at the ring when none is known); 0
+ * (nothing sent) when none is. */
 int hmpi_p2p_send_lane(const hmpi_comm_t *c, const void *p, size_t bytes, int dst_local, int tag)
 {
-    if (!hmpi_p2p_engine.lane_k)
+    hmpi_env_t *e;
+    if (!hmpi_p2p_engine.lane_k || !(e = hmpi_p2p_lane_claim(dst_local, 1)))
         return 0;
-    hmpi_env_t *e = hmpi_p2p_lane_claim(dst_local);
-    if (!e)
-        return 0;
-    hmpi_p2p_copy_short(e->u.payload, p, bytes);
-    hmpi_p2p_lane_publish(e, c, tag, bytes, dst_local);
+    hmpi_p2p_lane_put(c, e, p, bytes, dst_local, tag);
     return 1;
 }
 

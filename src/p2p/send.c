@@ -308,7 +308,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     int lane = hmpi_p2p_engine.lane_k && bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX &&
                r->mode != HMPI_MODE_SYNC && r->mode != HMPI_MODE_BUFFERED;
     if (lane) {
-        hmpi_env_t *slot = hmpi_p2p_lane_claim(dst_local);
+        hmpi_env_t *slot = hmpi_p2p_lane_claim(dst_local, 1);
         if (slot)
             return lane_send(r, slot, dst_local, p, bytes);
     }

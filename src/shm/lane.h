@@ -6,34 +6,50 @@
  * The caller passes that offset and value as constants, so inlined the hot path stays
  * as short as writing the words by hand. No MPI in here.
  *
- * Protocol. Slot n of the ring (n counts uses, from any start) is slot n mod k, k a
- * power of two. The writer's cursor (hmpi_lane_tx_t, private to it) holds head, the
- * uses so far, and free: slots [head, free) were seen free since their last use.
- *  - claim: the writer takes slot head only when it is known free (head != free); else
- *    a look reads the states of slots head, head + 1, ... up to k of them (acquire,
- *    independent loads) while they are free, and sets free past the last one: one look
- *    serves many claims. A look that found none sets skip, and the next HMPI_LANE_SKIP
- *    claims fail without reading a line the reader is writing.
+ * Protocol. Slot n of the ring (n counts ring positions, from any start) is slot
+ * n mod k, k a power of two. A message goes into the writer's last slot again when the
+ * reader has given that back already, else into the ring's next: a ping-pong then
+ * keeps to one line each way (a line that moves between two cores as each reads and
+ * writes it in turn costs less than a new line each message: docs/performance.md,
+ * "A lane's slot used again"), while a stream still has all k slots. The writer's
+ * cursor (hmpi_lane_tx_t, private to it) holds head, the ring positions used so far
+ * (its last slot is head - 1), seq, the slots published so far, and free: slots
+ * [head, free) were seen free since their last use.
+ *  - claim: once something is published, the writer first reads the state of its last
+ *    slot (acquire): free, the message goes there again. Else it takes slot head when
+ *    that is known free (head != free); else a look reads the states of slots head,
+ *    head + 1, ... up to k of them (acquire, independent loads) while they are free,
+ *    and sets free past the last one: one look serves many claims. A look that found
+ *    none sets skip, and the next HMPI_LANE_SKIP claims of the ring's way fail without
+ *    reading a line the reader is writing.
  *  - publish: the writer fills the slot, stores a busy value into its state (relaxed),
- *    then head + 1 into its seq (release, last): the slot's contents and its busy
- *    state are visible before the slot is.
- *  - peek/take: the reader's cursor (hmpi_lane_rx_t) holds next, the slots taken; slot
- *    next is published when its seq reads next + 1 (acquire). take moves past it.
+ *    then seq + 1 into its seq word (release, last): the slot's contents and its busy
+ *    state are visible before the slot is. A slot taken from the ring moves head on.
+ *  - peek/take: the reader's cursor (hmpi_lane_rx_t) holds next, the ring positions it
+ *    took (its last slot is next - 1, the writer's last when it has taken all), and
+ *    seq, the slots taken. Message seq + 1 is in slot next - 1 (used again) or slot
+ *    next when that slot's seq word reads seq + 1 (acquire); take moves next on when
+ *    it was slot next.
  *  - give back: when done with a slot taken, the reader stores the free value into its
  *    state (release) and never reads the slot again. Slots may be given back in any
- *    order; the writer reuses them in ring order only, so one kept back holds the ring.
- * No slot is overwritten while the reader reads it: the writer writes slot n only after
+ *    order; the writer takes new ones in ring order only, so one kept back holds the
+ *    ring.
+ * No slot is overwritten while the reader reads it: the writer writes a slot only after
  * reading it free (acquire), and the reader wrote free (release) after its last read of
- * use n - k. That free cannot be an older one: the writer's own busy store of use n - k
- * came after it read the free of use n - 2k and before its look, so by coherence its
- * look sees the busy or a later store, the reader's. A slot never used reads free from
- * init. A look reads slots [head, head + k) only, whose last uses (n - k) were all
- * published already, so the free it reads is that use's given back, or init's.
- * Seq: slot n holds n + 1 once published, its previous use's n + 1 - k or 0 (init)
- * before, never a later use's (the writer reuses it only once the reader took and gave
- * back use n): so the reader sees exactly use next as next + 1, for any k >= 1. The
- * seq and the counts are 64 bits and never wrap in a run (2^64 uses); only the
- * writer's free is kept in 32 bits, which is exact while free - head <= k.
+ * the slot's previous use. That free cannot be an older one: the writer's own busy
+ * store of the previous use came before its read (its last slot) or before its look
+ * (a look reads slots [head, head + k) only, whose previous uses were all published
+ * already), so by coherence the read sees the busy or a later store, the reader's. A
+ * slot never used reads free from init.
+ * Seq: messages are numbered 1, 2, ... in the order published, each number in one slot
+ * only, and a slot's seq word holds the number of its latest use (0 from init). The
+ * writer places message m in its last slot or in slot head; the reader, having taken
+ * m - 1, has its next where the writer's head was when it wrote m (by induction: a new
+ * slot moves both on, a slot used again neither), so it looks in exactly those two
+ * slots. A slot holds m only once m is published, and a slot overwritten later holds a
+ * larger number: the reader sees message m exactly, for any k >= 1. The numbers and
+ * positions are 64 bits and never wrap in a run (2^64 messages); only the writer's
+ * free is kept in 32 bits, which is exact while free - head <= k.
  * Untrusted writer: the reader computes every address from its own cursor, never from a
  * slot, and writes only the state of slots it took. A corrupted seq can hide a slot (the
  * lane stalls: what was written there is late or lost) or show one early or twice (the
@@ -53,19 +69,22 @@
  * the reader is writing. */
 enum { HMPI_LANE_SKIP = 16 };
 
-/* The writer's cursor, private to it: uses so far; slots [head, free) known free,
- * free kept as its low 32 bits (free - head is at most k, so they name it); claims to
- * refuse before the next look. 16 bytes, so an array of them indexes as cheaply as an
- * array of words. Zero it (or set the low 32 bits of head into free) to start. */
+/* The writer's cursor, private to it: ring positions used (the last slot is head - 1);
+ * slots [head, free) known free, free kept as its low 32 bits (free - head is at most
+ * k, so they name it); claims of the ring's way to refuse before the next look;
+ * messages published. Zero it (or set the low 32 bits of head into free) to start. */
 typedef struct {
     uint64_t head;
     uint32_t free;
     uint32_t skip;
+    uint64_t seq;
 } hmpi_lane_tx_t;
 
-/* The reader's cursor, private to it: slots taken. Starts at the writer's head. */
+/* The reader's cursor, private to it: ring positions taken (the last slot is next - 1)
+ * and messages taken. Starts at the writer's head and seq. */
 typedef struct {
     uint64_t next;
+    uint64_t seq;
 } hmpi_lane_rx_t;
 
 /* Slot n of a ring of k (a power of two) slots of slot_bytes each. */
@@ -95,9 +114,22 @@ static inline void hmpi_lane_init(void *ring, unsigned k, size_t slot_bytes, siz
     }
 }
 
-/* Whether the writer's next slot, hmpi_lane_slot(ring, k, slot_bytes, tx->head), is
- * known free; when not, hmpi_lane_look. The two halves of hmpi_lane_claim, for a caller
- * that keeps the look out of line. */
+/* The writer's last slot when the reader gave it back already (the message goes there
+ * again), else NULL: one load, of a line the reader wrote last when it is free. */
+static inline void *hmpi_lane_again(const hmpi_lane_tx_t *tx, void *ring, unsigned k,
+                                    size_t slot_bytes, size_t state_off, uint32_t free_value)
+{
+    if (!tx->seq)
+        return NULL;
+    void *s = hmpi_lane_slot(ring, k, slot_bytes, tx->head - 1);
+    return atomic_load_explicit(hmpi_lane_state(s, state_off), memory_order_acquire) == free_value
+               ? s
+               : NULL;
+}
+
+/* Whether slot head, the ring's next (hmpi_lane_slot(ring, k, slot_bytes, tx->head)),
+ * is known free; when not, hmpi_lane_look. Pieces of hmpi_lane_claim, for a caller that
+ * keeps the look out of line. */
 static inline int hmpi_lane_known_free(const hmpi_lane_tx_t *tx)
 {
     return (uint32_t)tx->head != tx->free;
@@ -126,38 +158,70 @@ static inline void *hmpi_lane_look(hmpi_lane_tx_t *tx, void *ring, unsigned k, s
     return hmpi_lane_slot(ring, k, slot_bytes, h);
 }
 
-/* The writer's next slot when it is free, else NULL (the ring is full, or skipping). */
+/* The slot for the writer's next message: its last again when given back, else the
+ * ring's next when free; NULL when neither is (the ring is full, or skipping). */
 static inline void *hmpi_lane_claim(hmpi_lane_tx_t *tx, void *ring, unsigned k, size_t slot_bytes,
                                     size_t state_off, uint32_t free_value)
 {
     HMPI_ASSERT_INTERNAL(tx->free - (uint32_t)tx->head <= k);
+    void *s = hmpi_lane_again(tx, ring, k, slot_bytes, state_off, free_value);
+    if (s)
+        return s;
     if (__builtin_expect(!hmpi_lane_known_free(tx), 0))
         return hmpi_lane_look(tx, ring, k, slot_bytes, state_off, free_value);
     return hmpi_lane_slot(ring, k, slot_bytes, tx->head);
 }
 
 /* Publishes slot s, the one the last claim gave, its contents written: state busy
- * (relaxed), then the seq (release, last). */
-static inline void hmpi_lane_publish(hmpi_lane_tx_t *tx, void *s, size_t state_off,
-                                     uint32_t busy_value)
+ * (relaxed), then the message's number (release, last). A slot of the ring's way
+ * (slot head, known free) moves head on; with k = 1 the last slot is slot head too,
+ * and either reading holds. */
+static inline void hmpi_lane_publish(hmpi_lane_tx_t *tx, void *ring, unsigned k, size_t slot_bytes,
+                                     void *s, size_t state_off, uint32_t busy_value)
 {
-    HMPI_ASSERT_INTERNAL(hmpi_lane_known_free(tx));
+    if (s == hmpi_lane_slot(ring, k, slot_bytes, tx->head) && hmpi_lane_known_free(tx))
+        tx->head++;
+    else
+        HMPI_ASSERT_INTERNAL(tx->seq && s == hmpi_lane_slot(ring, k, slot_bytes, tx->head - 1));
     atomic_store_explicit(hmpi_lane_state(s, state_off), busy_value, memory_order_relaxed);
-    atomic_store_explicit(hmpi_lane_seq(s), ++tx->head, memory_order_release);
+    atomic_store_explicit(hmpi_lane_seq(s), ++tx->seq, memory_order_release);
 }
 
-/* The reader's next slot when it is published, else NULL; the same until taken. */
+/* Whether slot s holds the reader's next message, message seq + 1 (acquire): the test
+ * of hmpi_lane_peek, for a reader that polls the two slots it worked out once. */
+static inline int hmpi_lane_holds(void *s, uint64_t seq)
+{
+    return atomic_load_explicit(hmpi_lane_seq(s), memory_order_acquire) == seq + 1;
+}
+
+/* The reader's last slot, where the writer's next message goes again (once it took
+ * one). */
+static inline void *hmpi_lane_last(const hmpi_lane_rx_t *rx, void *ring, unsigned k,
+                                   size_t slot_bytes)
+{
+    return hmpi_lane_slot(ring, k, slot_bytes, rx->next - 1);
+}
+
+/* The slot of the reader's next message when it is published, else NULL; the same
+ * until taken. The last slot first: where a ping-pong's next message is. */
 static inline void *hmpi_lane_peek(const hmpi_lane_rx_t *rx, void *ring, unsigned k,
                                    size_t slot_bytes)
 {
-    void *s = hmpi_lane_slot(ring, k, slot_bytes, rx->next);
-    if (atomic_load_explicit(hmpi_lane_seq(s), memory_order_acquire) != rx->next + 1)
-        return NULL;
-    return s;
+    void *s;
+    if (rx->seq && hmpi_lane_holds(s = hmpi_lane_last(rx, ring, k, slot_bytes), rx->seq))
+        return s;
+    s = hmpi_lane_slot(ring, k, slot_bytes, rx->next);
+    return hmpi_lane_holds(s, rx->seq) ? s : NULL;
 }
 
-/* Moves past the slot hmpi_lane_peek gave: the reader's until given back. */
-static inline void hmpi_lane_take(hmpi_lane_rx_t *rx) { rx->next++; }
+/* Moves past slot s, the one hmpi_lane_peek gave: the reader's until given back. */
+static inline void hmpi_lane_take(hmpi_lane_rx_t *rx, void *ring, unsigned k, size_t slot_bytes,
+                                  void *s)
+{
+    if (s == hmpi_lane_slot(ring, k, slot_bytes, rx->next))
+        rx->next++;
+    rx->seq++;
+}
 
 /* Gives taken slot s back to the writer, after the reader's last read of it. */
 static inline void hmpi_lane_give_back(void *s, size_t state_off, uint32_t free_value)

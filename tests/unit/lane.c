@@ -1,9 +1,10 @@
 /* lane.c: the lane ring (src/shm/lane.h) without MPI. The table: rings of 1, 2 and 4
  * slots filled until a claim is refused, the skip after a full look (exactly
  * HMPI_LANE_SKIP refusals without a read), slots given back out of order (slot 0 kept
- * back holds the writer however many others are free), one look serving many claims,
- * peeks of unpublished and last-lap slots, counts started just below 2^32 and the
- * ring wrapped many times. Then a writer and a reader as threads and as forked
+ * back holds the ring's way however many others are free, the writer's last slot is
+ * used again as soon as it is given back), one look serving many claims, a ping-pong
+ * that keeps to one slot, peeks of unpublished and last-lap slots, counts started just
+ * below 2^32 and the ring wrapped many times. Then a writer and a reader as threads and as forked
  * processes over a MAP_SHARED mapping: numbered payloads of every length, each byte
  * checked when taken and again when given back (the reader keeps up to `hold` slots
  * and gives them back in a shuffled order), so a slot the writer reuses too early, a
@@ -69,7 +70,7 @@ static void lane_open(lane_t *l, void *ring, unsigned k, uint64_t start)
 {
     memset(ring, 0xA5, (size_t)k * SLOT_BYTES); /* init must set the words itself */
     hmpi_lane_init(ring, k, SLOT_BYTES, STATE, FREE);
-    *l = (lane_t){ring, k, {start, (uint32_t)start, 0}, {start}};
+    *l = (lane_t){ring, k, {start, (uint32_t)start, 0, 0}, {start, 0}};
 }
 
 static slot_t *claim(lane_t *l)
@@ -81,20 +82,31 @@ static slot_t *slot(lane_t *l, uint64_t n) { return hmpi_lane_slot(l->ring, l->k
 
 static slot_t *peek(lane_t *l) { return hmpi_lane_peek(&l->rx, l->ring, l->k, SLOT_BYTES); }
 
-/* Claims, fills and publishes message n; the slot must be the ring's next and free. */
-static void send_one(lane_t *l, uint64_t n)
+static void publish(lane_t *l, slot_t *s)
 {
+    hmpi_lane_publish(&l->tx, l->ring, l->k, SLOT_BYTES, s, STATE, BUSY);
+}
+
+/* Claims, fills and publishes message n; the slot must be free and the writer's last
+ * again (again) or the ring's next. */
+static void send_to(lane_t *l, uint64_t n, int again)
+{
+    uint64_t h = l->tx.head, want = again ? h - 1 : h;
     slot_t *s = claim(l);
-    CHECK(s == slot(l, l->tx.head), "k=%u: message %llu: claim gave %p, not slot %llu", l->k,
-          (unsigned long long)n, (void *)s, (unsigned long long)l->tx.head);
+    CHECK(s == slot(l, want), "k=%u: message %llu: claim gave %p, not slot %llu (%s)", l->k,
+          (unsigned long long)n, (void *)s, (unsigned long long)want, again ? "again" : "next");
     CHECK(atomic_load(&s->state) == FREE, "k=%u: claimed slot not free", l->k);
     fill(s, n);
-    uint64_t h = l->tx.head;
-    hmpi_lane_publish(&l->tx, s, STATE, BUSY);
-    CHECK(l->tx.head == h + 1 && atomic_load(&s->seq) == h + 1 && atomic_load(&s->state) == BUSY,
-          "k=%u: published slot %llu has seq %llu, state %u", l->k, (unsigned long long)h,
-          (unsigned long long)atomic_load(&s->seq), atomic_load(&s->state));
+    uint64_t seq = l->tx.seq;
+    publish(l, s);
+    CHECK(l->tx.head == (again ? h : h + 1) && l->tx.seq == seq + 1 &&
+              atomic_load(&s->seq) == seq + 1 && atomic_load(&s->state) == BUSY,
+          "k=%u: published slot %llu has seq %llu, state %u, head %llu", l->k,
+          (unsigned long long)want, (unsigned long long)atomic_load(&s->seq),
+          atomic_load(&s->state), (unsigned long long)l->tx.head);
 }
+
+static void send_one(lane_t *l, uint64_t n) { send_to(l, n, 0); }
 
 /* send_one after a refused claim: the claims until the skip is over find a slot. */
 static void send_after_skip(lane_t *l, uint64_t n)
@@ -104,17 +116,23 @@ static void send_after_skip(lane_t *l, uint64_t n)
     send_one(l, n);
 }
 
-/* Peeks, checks and takes message n (not given back). */
-static slot_t *take_one(lane_t *l, uint64_t n)
+/* Peeks, checks and takes message n from the reader's last slot again (again) or its
+ * next (not given back). */
+static slot_t *take_from(lane_t *l, uint64_t n, int again)
 {
+    uint64_t next = l->rx.next, want = again ? next - 1 : next;
     slot_t *s = peek(l);
-    CHECK(s == slot(l, l->rx.next), "k=%u: message %llu not seen (peek %p)", l->k,
-          (unsigned long long)n, (void *)s);
+    CHECK(s == slot(l, want), "k=%u: message %llu not seen in slot %llu (peek %p)", l->k,
+          (unsigned long long)n, (unsigned long long)want, (void *)s);
     CHECK(peek(l) == s, "k=%u: a second peek moved", l->k);
     CHECK(wrong(s, n) == 0, "k=%u: message %llu read wrong", l->k, (unsigned long long)n);
-    hmpi_lane_take(&l->rx);
+    hmpi_lane_take(&l->rx, l->ring, l->k, SLOT_BYTES, s);
+    CHECK(l->rx.next == (again && l->k > 1 ? next : next + 1), "k=%u: reader's next after %llu",
+          l->k, (unsigned long long)n);
     return s;
 }
+
+static slot_t *take_one(lane_t *l, uint64_t n) { return take_from(l, n, 0); }
 
 static void give(slot_t *s) { hmpi_lane_give_back(s, STATE, FREE); }
 
@@ -135,6 +153,14 @@ static void full_and_skip(unsigned k)
         send_one(&l, n);
     CHECK(claim(&l) == NULL && l.tx.skip == HMPI_LANE_SKIP, "k=%u: a full ring gave a slot", k);
     give(take_one(&l, 0));
+    if (k == 1) { /* slot 0 is the writer's last too: used again, no look */
+        send_to(&l, k, 1);
+        CHECK(l.tx.skip == HMPI_LANE_SKIP, "k=1: the last slot again looked");
+        CHECK(claim(&l) == NULL, "k=1: full again");
+        give(take_from(&l, k, 0)); /* k = 1: the reader's next is its last, and moves */
+        CHECK(peek(&l) == NULL, "k=1: peek past the last published slot");
+        return;
+    }
     for (int i = 0; i < HMPI_LANE_SKIP; i++)
         CHECK(claim(&l) == NULL, "k=%u: claim %d of the skip looked", k, i);
     CHECK(l.tx.skip == 0, "k=%u: skip counted down", k);
@@ -145,7 +171,8 @@ static void full_and_skip(unsigned k)
     CHECK(peek(&l) == NULL, "k=%u: peek past the last published slot", k);
 }
 
-/* Slots given back out of order: with slot 0 held the writer reuses none. */
+/* Slots given back out of order: with slot 0 held the ring's way reuses none, while
+ * the writer's last slot is used again as soon as it is given back. */
 static void out_of_order(void)
 {
     static _Alignas(64) unsigned char ring[4 * SLOT_BYTES];
@@ -157,38 +184,46 @@ static void out_of_order(void)
     for (uint64_t n = 0; n < 4; n++)
         held[n] = take_one(&l, n);
     give(held[1]); /* slot 1 before slot 0 */
-    give(held[3]);
     give(held[2]);
     for (int i = 0; i <= 3 * (HMPI_LANE_SKIP + 1); i++) /* several looks */
-        CHECK(claim(&l) == NULL, "slot 0 held, slots 1-3 free: claim %d reused a slot", i);
+        CHECK(claim(&l) == NULL, "slots 0 and 3 held, 1-2 free: claim %d reused a slot", i);
+    give(held[3]); /* the writer's last: used again at once, the ring still held */
+    slot_t *last = NULL;
+    for (uint64_t n = 100; n < 103; n++) {
+        send_to(&l, n, 1);
+        CHECK(claim(&l) == NULL, "slot 3 taken again, slot 0 held: a slot claimed");
+        last = take_from(&l, n, 1);
+        if (n < 102)
+            give(last);
+    }
     CHECK(wrong(held[0], 0) == 0, "the held slot was written");
     give(held[0]);
-    /* One look sees all four free: four claims, no look in between. */
+    /* Slot 3 (the last) held, the others free: one look sees three, three claims, no
+     * look in between. */
     send_after_skip(&l, 4);
-    CHECK(l.tx.free == (uint32_t)(l.tx.head + 3), "the look saw %u free, not 4",
+    CHECK(l.tx.free == (uint32_t)(l.tx.head + 2), "the look saw %u free, not 3",
           (unsigned)(l.tx.free - (uint32_t)l.tx.head + 1));
     atomic_store(&slot(&l, 6)->state, BUSY); /* known free: the claim does not read it again */
-    for (uint64_t n = 5; n < 8; n++) {
+    for (uint64_t n = 5; n < 7; n++) {
         slot_t *s = claim(&l);
         CHECK(s == slot(&l, n), "known-free claim %llu", (unsigned long long)n);
         fill(s, n);
-        hmpi_lane_publish(&l.tx, s, STATE, BUSY);
+        publish(&l, s);
     }
     CHECK(claim(&l) == NULL, "all four used again");
     /* Part of the ring free: the look stops at the first held slot. */
-    for (uint64_t n = 4; n < 8; n++)
+    give(last);
+    for (uint64_t n = 4; n < 7; n++)
         held[n - 4] = take_one(&l, n);
     give(held[0]);
-    give(held[1]);
-    give(held[3]);
-    send_after_skip(&l, 8);
-    CHECK(l.tx.free == (uint32_t)l.tx.head + 1, "the look went past held slot 6");
-    send_one(&l, 9);
-    CHECK(claim(&l) == NULL, "held slot 6 reused");
+    send_after_skip(&l, 7);
+    CHECK(l.tx.free == (uint32_t)l.tx.head + 1, "the look went past held slot 1");
+    send_one(&l, 8);
+    CHECK(claim(&l) == NULL, "held slot 1 reused");
 }
 
-/* Peeks that must see nothing: a slot filled but not published, a slot whose seq is
- * its last lap's, a seq one ahead. */
+/* Peeks that must see nothing: a slot filled but not published (new, and used again),
+ * a slot whose seq is its last lap's, a seq one ahead. */
 static void unpublished(void)
 {
     static _Alignas(64) unsigned char ring[2 * SLOT_BYTES];
@@ -197,20 +232,65 @@ static void unpublished(void)
     slot_t *s = claim(&l);
     fill(s, 0);
     CHECK(peek(&l) == NULL, "a claimed, filled, unpublished slot was seen");
-    hmpi_lane_publish(&l.tx, s, STATE, BUSY);
+    publish(&l, s);
     give(take_one(&l, 0));
-    send_one(&l, 1);
-    give(take_one(&l, 1));
-    /* Slot 0 holds seq 1 (message 0): the reader now waits for message 2 there. */
-    CHECK(peek(&l) == NULL, "slot 0's last lap seen as message 2");
-    atomic_store(&slot(&l, 2)->seq, 4); /* a seq ahead (corrupted): not next + 1 */
+    s = claim(&l); /* slot 0 again */
+    CHECK(s == slot(&l, 0), "the last slot, given back, not used again");
+    fill(s, 1);
+    CHECK(peek(&l) == NULL, "a slot filled again, unpublished, was seen");
+    publish(&l, s);
+    slot_t *h = take_from(&l, 1, 1);
+    send_one(&l, 2); /* slot 0 held: slot 1 */
+    give(h);
+    h = take_one(&l, 2);
+    send_one(&l, 3); /* slot 1 held: the ring's next, slot 0 */
+    give(take_one(&l, 3));
+    give(h);
+    /* Slot 0 holds seq 4 (message 3), slot 1 seq 3 (message 2): the reader waits for
+     * message 5 in slot 0 (its last) or slot 1 (its next). */
+    CHECK(peek(&l) == NULL, "slot 1's last lap seen as message 5");
+    atomic_store(&slot(&l, 1)->seq, 6); /* a seq ahead (corrupted): not seq + 1 */
+    atomic_store(&slot(&l, 0)->seq, 6);
     CHECK(peek(&l) == NULL, "a seq ahead seen as published");
-    atomic_store(&slot(&l, 2)->seq, 3);
-    CHECK(peek(&l) == slot(&l, 2), "seq next + 1 not seen");
+    atomic_store(&slot(&l, 1)->seq, 5);
+    CHECK(peek(&l) == slot(&l, 1), "seq + 1 in the next slot not seen");
+    atomic_store(&slot(&l, 1)->seq, 3);
+    atomic_store(&slot(&l, 0)->seq, 5);
+    CHECK(peek(&l) == slot(&l, 0), "seq + 1 in the last slot not seen");
+}
+
+/* A ping-pong's lane: each message given back before the next is sent, which goes into
+ * the same slot, k times over and more; then one held, and the ring moves on. */
+static void ping_pong(unsigned k)
+{
+    static _Alignas(64) unsigned char ring[MAX_K * SLOT_BYTES];
+    lane_t l;
+    lane_open(&l, ring, k, 0);
+    send_one(&l, 0);
+    give(take_one(&l, 0));
+    for (uint64_t n = 1; n < 3 * k + 2; n++) {
+        send_to(&l, n, 1);
+        give(take_from(&l, n, 1));
+    }
+    CHECK(l.tx.head == 1, "k=%u: a ping-pong moved the ring (head %llu)", k,
+          (unsigned long long)l.tx.head);
+    send_to(&l, 99, 1);
+    slot_t *h = take_from(&l, 99, 1);
+    if (k > 1) {
+        send_one(&l, 100); /* slot 0 held: the ring's next */
+        give(take_one(&l, 100));
+        send_to(&l, 101, 1); /* slot 1 again, slot 0 still held */
+        give(take_from(&l, 101, 1));
+    } else {
+        CHECK(claim(&l) == NULL, "k=1: the only slot held, a slot claimed");
+    }
+    give(h);
 }
 
 /* Counts started at `start`, n messages through a ring of k, the reader following
- * one message behind (and holding one slot): every seq the full 64-bit count + 1. */
+ * one message behind (and holding one slot, so each message takes the ring's next;
+ * with k = 1 none is held and each goes into the last slot again): every seq the full
+ * 64-bit count. */
 static void laps(unsigned k, uint64_t start, uint64_t count)
 {
     static _Alignas(64) unsigned char ring[MAX_K * SLOT_BYTES];
@@ -219,17 +299,20 @@ static void laps(unsigned k, uint64_t start, uint64_t count)
     slot_t *held = NULL;
     uint64_t looks = 0;
     for (uint64_t n = start; n != start + count; n++) {
-        looks += !hmpi_lane_known_free(&l.tx);
-        send_one(&l, n);
-        CHECK(atomic_load(&slot(&l, n)->seq) == n + 1, "seq of %llu", (unsigned long long)n);
-        slot_t *s = take_one(&l, n);
+        int again = k == 1 && n != start;
+        looks += !again && !hmpi_lane_known_free(&l.tx);
+        send_to(&l, n, again);
+        CHECK(atomic_load(&slot(&l, again ? l.tx.head - 1 : n)->seq) == n - start + 1,
+              "seq of %llu", (unsigned long long)n);
+        slot_t *s = take_from(&l, n, again);
         if (held)
             give(held);
         held = k > 1 ? s : NULL;
         if (!held)
             give(s);
     }
-    CHECK(peek(&l) == NULL && l.tx.head == start + count && l.rx.next == start + count,
+    CHECK(peek(&l) == NULL && l.tx.head == (k == 1 ? start + 1 : start + count) &&
+              l.rx.next == start + count && l.tx.seq == count && l.rx.seq == count,
           "k=%u from %llu: cursors at the end", k, (unsigned long long)start);
     CHECK(looks <= count / (k > 1 ? k - 1 : 1) + 1, "k=%u: %llu looks for %llu messages", k,
           (unsigned long long)looks, (unsigned long long)count);
@@ -241,6 +324,7 @@ typedef struct {
     void *ring;
     unsigned k, hold; /* slots; most slots the reader keeps taken at once */
     uint64_t count;   /* messages */
+    _Atomic uint64_t *again; /* the writer's messages into its last slot again */
 } shared_t;
 
 static uint64_t rnd(uint64_t *x)
@@ -259,10 +343,15 @@ static long writer(shared_t *sh)
         slot_t *s;
         while (!(s = hmpi_lane_claim(&tx, sh->ring, sh->k, SLOT_BYTES, STATE, FREE)))
             sched_yield();
-        bad += s != hmpi_lane_slot(sh->ring, sh->k, SLOT_BYTES, n);
+        /* the ring's next, or the last again (none before the first message) */
+        bad += s != hmpi_lane_slot(sh->ring, sh->k, SLOT_BYTES, tx.head) &&
+               (!n || s != hmpi_lane_slot(sh->ring, sh->k, SLOT_BYTES, tx.head - 1));
         bad += atomic_load_explicit(&s->state, memory_order_relaxed) != FREE;
         fill(s, n);
-        hmpi_lane_publish(&tx, s, STATE, BUSY);
+        uint64_t h = tx.head;
+        hmpi_lane_publish(&tx, sh->ring, sh->k, SLOT_BYTES, s, STATE, BUSY);
+        if (tx.head == h)
+            atomic_fetch_add(sh->again, 1);
     }
     return bad;
 }
@@ -278,7 +367,7 @@ static long reader(shared_t *sh)
         slot_t *s = n < sh->count ? hmpi_lane_peek(&rx, sh->ring, sh->k, SLOT_BYTES) : NULL;
         if (s) {
             bad += wrong(s, n);
-            hmpi_lane_take(&rx);
+            hmpi_lane_take(&rx, sh->ring, sh->k, SLOT_BYTES, s);
             held[nheld] = s;
             held_n[nheld++] = n++;
         }
@@ -303,7 +392,8 @@ static void *thread_main(void *arg) { return (void *)(intptr_t)writer(arg); }
 
 static void with_threads(unsigned k, unsigned hold, uint64_t count)
 {
-    shared_t sh = {NULL, k, hold, count};
+    _Atomic uint64_t again = 0;
+    shared_t sh = {NULL, k, hold, count, &again};
     CHECK(posix_memalign(&sh.ring, 64, (size_t)k * SLOT_BYTES) == 0, "out of memory");
     hmpi_lane_init(sh.ring, k, SLOT_BYTES, STATE, FREE);
     pthread_t t;
@@ -313,17 +403,26 @@ static void with_threads(unsigned k, unsigned hold, uint64_t count)
     pthread_join(t, &wbad);
     CHECK(bad == 0 && wbad == NULL, "threads, k=%u hold %u: reader %ld, writer %ld wrong values", k,
           hold, bad, (long)(intptr_t)wbad);
+    CHECK(again > 0 && again < count,
+          "threads, k=%u: %llu of %llu messages into the last slot "
+          "again: not both ways",
+          k, (unsigned long long)again, (unsigned long long)count);
     free(sh.ring);
 }
 
 static void with_processes(unsigned k, unsigned hold, uint64_t count)
 {
-    size_t bytes = (size_t)k * SLOT_BYTES;
+    size_t bytes = (size_t)k * SLOT_BYTES + 64;
     void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(map != MAP_FAILED, "mmap");
     hmpi_lane_init(map, k, SLOT_BYTES, STATE, FREE);
-    shared_t sh = {map, k, hold, count};
+    shared_t sh = {map, k, hold, count, (_Atomic uint64_t *)(void *)((char *)map + bytes - 64)};
     PROCS_RUN(2, member, &sh, "read wrong values");
+    uint64_t again = atomic_load(sh.again);
+    CHECK(again > 0 && again < count,
+          "processes, k=%u: %llu of %llu messages into the last slot "
+          "again: not both ways",
+          k, (unsigned long long)again, (unsigned long long)count);
     munmap(map, bytes);
 }
 
@@ -334,6 +433,8 @@ int main(void)
     full_and_skip(MAX_K);
     out_of_order();
     unpublished();
+    for (unsigned k = 1; k <= 4; k *= 2)
+        ping_pong(k);
     for (unsigned k = 1; k <= 4; k *= 2) {
         laps(k, 0, 1000 * k + 3);                     /* the ring wrapped many times */
         laps(k, (1ULL << 32) - 2 * k - 1, 4 * k + 5); /* the low 32 bits of head wrap */
