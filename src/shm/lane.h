@@ -18,8 +18,12 @@
  *  - claim: once something is published, the writer first reads the state of its last
  *    slot (acquire): free, the message goes there again. Else it takes slot head when
  *    that is known free (head != free); else a look reads the states of slots head,
- *    head + 1, ... up to k of them (acquire, independent loads) while they are free,
- *    and sets free past the last one: one look serves many claims. A look that found
+ *    head + 1, ... up to k - 1 of them (k before the first message; acquire,
+ *    independent loads) while they are free, and sets free past the last one: one look
+ *    serves many claims. The look stops short of slot head - 1 + k, which is the last
+ *    slot: a window of known free slots that held it would let the ring's way overwrite
+ *    a message the last slot took again after the look (the last slot can read free
+ *    to the look and be used again before the ring's way comes round to it). A look that found
  *    none sets skip, and the next HMPI_LANE_SKIP claims of the ring's way fail without
  *    reading a line the reader is writing.
  *  - publish: the writer fills the slot, stores a busy value into its state (relaxed),
@@ -40,7 +44,10 @@
  * store of the previous use came before its read (its last slot) or before its look
  * (a look reads slots [head, head + k) only, whose previous uses were all published
  * already), so by coherence the read sees the busy or a later store, the reader's. A
- * slot never used reads free from init.
+ * slot never used reads free from init. The window [head, free) never holds the last
+ * slot: a look covers at most [head, head - 1 + k), and neither way of publishing puts
+ * the last slot into it (the ring's way makes slot head the last and moves head past
+ * it; the last again moves nothing).
  * Seq: messages are numbered 1, 2, ... in the order published, each number in one slot
  * only, and a slot's seq word holds the number of its latest use (0 from init). The
  * writer places message m in its last slot or in slot head; the reader, having taken
@@ -136,17 +143,19 @@ static inline int hmpi_lane_known_free(const hmpi_lane_tx_t *tx)
 }
 
 /* No slot known free: counts a skip down, or reads ahead from head while the slots
- * are free. Returns slot head when it is free, else NULL. */
+ * are free, never as far as the last slot (slot head - 1 + k: the claims that use it
+ * again must not find it known free as well). Returns slot head when it is free, else
+ * NULL. */
 static inline void *hmpi_lane_look(hmpi_lane_tx_t *tx, void *ring, unsigned k, size_t slot_bytes,
                                    size_t state_off, uint32_t free_value)
 {
-    uint64_t h = tx->head;
+    uint64_t h = tx->head, ahead = tx->seq ? k - 1 : k;
     if (tx->skip) { /* the last look found the ring full: no read a claim */
         tx->skip--;
         return NULL;
     }
     uint64_t n = h;
-    while (n - h < k &&
+    while (n - h < ahead &&
            atomic_load_explicit(hmpi_lane_state(hmpi_lane_slot(ring, k, slot_bytes, n), state_off),
                                 memory_order_acquire) == free_value)
         n++;
