@@ -1,14 +1,14 @@
 /* short.h: the short ways of MPI_Send and MPI_Recv written inline into their entry
- * points (mpi/pt2pt.c, the one file that includes this header): a small contiguous
- * message by a lane whose slot is ready, with no call between the entry point's start
- * and the slot's publish (sending) or between seeing the slot and returning
- * (receiving). A call costs more than its own two instructions there: every register
- * live across it must be saved at the entry and restored at the exit, and the 8-byte
- * ping-pong's time is the floor plus these few instructions (docs/performance.md,
- * "The short ways without a call"). Each function does nothing and returns 0 in any
- * other case; the entry point then goes out of line to the way of lane.c, which also
- * looks for free slots, waits past a few spins, counts its waits and checks a
- * corrupted slot. */
+ * points (mpi/pt2pt.c, the one file outside p2p/ that includes this header), and the
+ * pieces they share with the ways of lane.c and arrival.c (the copy, the put, the
+ * receive's key and take). A small contiguous message by a lane whose slot is ready
+ * goes with no call between the entry point's start and the slot's publish (sending)
+ * or between seeing the slot and returning (receiving): a call costs more than its own
+ * two instructions there, since every register live across it is saved at the entry
+ * and restored at the exit (docs/design.md, "Short ways"). Each short way does nothing
+ * and returns 0 in any other case; the entry point then goes out of line to the way of
+ * lane.c, which also looks for free slots, waits past a few spins, counts its waits,
+ * and leaves a corrupted slot to the general way to report. */
 #ifndef HMPI_P2P_SHORT_H
 #define HMPI_P2P_SHORT_H
 
