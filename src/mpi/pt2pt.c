@@ -77,14 +77,25 @@ int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
     return err;
 }
 
-/* The short ways' checks: common_args' for a packed type, which needs no layout: the
- * run's bytes and where it starts from buf go to *bytes and *lo. */
+/* The short ways' checks: a communicator c (not NULL) and common_args' for a packed
+ * type, which needs no layout (the run's bytes and where it starts from buf go to *bytes
+ * and *lo), a local peer (its local rank to *l), no thread but this one in the engine. */
 static inline int short_args(const hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type,
-                             int peer, int tag, int any_tag, size_t *bytes, MPI_Aint *lo)
+                             int peer, int tag, int any_tag, size_t *bytes, MPI_Aint *lo, int *l)
 {
-    return (unsigned)peer < (unsigned)c->size &&
+    return c && (unsigned)peer < (unsigned)c->size &&
            ((tag >= 0 && tag <= hmpi_tag_ub) || (any_tag && tag == MPI_ANY_TAG)) &&
-           hmpi_layout_run(type, count, bytes, lo) && (buf || !count);
+           hmpi_layout_run(type, count, bytes, lo) && (buf || !count) &&
+           (*l = c->local_of[peer]) >= 0 && !hmpi_p2p_threaded;
+}
+
+/* The communicator of the inline short ways: MPI_COMM_WORLD's, while MPI runs; else
+ * NULL (the way out of line looks the handle up). */
+static inline hmpi_comm_t *short_comm(MPI_Comm comm)
+{
+    return __builtin_expect(hmpi_mpi_state == HMPI_STATE_RUNNING, 1) && comm == MPI_COMM_WORLD
+               ? hmpi_comm_world
+               : NULL;
 }
 
 /* The checks of the entry points below: the common case inline, the full checks
@@ -196,10 +207,9 @@ static inline int send_short(MPI_Comm comm, const void *buf, int count, MPI_Data
     hmpi_comm_t *c = hmpi_comm_get(comm);
     size_t bytes;
     MPI_Aint lo;
-    if (!c || !short_args(c, buf, count, type, dest, tag, 0, &bytes, &lo))
-        return 0;
-    int l = c->local_of[dest];
-    return l >= 0 && bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX && !hmpi_p2p_threaded &&
+    int l;
+    return short_args(c, buf, count, type, dest, tag, 0, &bytes, &lo, &l) &&
+           bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX &&
            hmpi_p2p_send_lane(c, (const char *)buf + lo, bytes, l, tag);
 }
 
@@ -219,12 +229,11 @@ int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, M
 {
     size_t bytes;
     MPI_Aint lo;
-    hmpi_comm_t *c = hmpi_comm_world;
+    hmpi_comm_t *c = short_comm(comm);
     int l;
-    if (__builtin_expect(hmpi_mpi_state == HMPI_STATE_RUNNING, 1) && comm == MPI_COMM_WORLD && c &&
-        short_args(c, buf, count, type, dest, tag, 0, &bytes, &lo) &&
-        (l = c->local_of[dest]) >= 0 && bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX &&
-        !hmpi_p2p_threaded && hmpi_p2p_send_short(c, (const char *)buf + lo, bytes, l, tag))
+    if (short_args(c, buf, count, type, dest, tag, 0, &bytes, &lo, &l) &&
+        bytes <= (size_t)hmpi_knobs.IMMEDIATE_MAX &&
+        hmpi_p2p_send_short(c, (const char *)buf + lo, bytes, l, tag))
         return MPI_SUCCESS;
     return send_general(buf, count, type, dest, tag, comm);
 }
@@ -319,8 +328,7 @@ static __attribute__((noinline)) int recv_general(void *buf, int count, MPI_Data
     MPI_Aint lo;
     /* The short way, tried first: valid arguments of the common case, a named local
      * source, and its message next in its lane (hmpi_p2p_recv_lane). */
-    if (c && short_args(c, buf, count, type, source, tag, 1, &bytes, &lo) &&
-        (l = c->local_of[source]) >= 0 && !hmpi_p2p_threaded &&
+    if (short_args(c, buf, count, type, source, tag, 1, &bytes, &lo, &l) &&
         hmpi_p2p_recv_lane(c, (char *)buf + lo, bytes, source, l, tag, status, &err))
         return hmpi_raise_in(comm, err, "MPI_Recv");
     if (!c)
@@ -365,11 +373,9 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 {
     size_t bytes;
     MPI_Aint lo;
-    hmpi_comm_t *c = hmpi_comm_world;
+    hmpi_comm_t *c = short_comm(comm);
     int l, err;
-    if (__builtin_expect(hmpi_mpi_state == HMPI_STATE_RUNNING, 1) && comm == MPI_COMM_WORLD && c &&
-        short_args(c, buf, count, type, source, tag, 1, &bytes, &lo) &&
-        (l = c->local_of[source]) >= 0 && !hmpi_p2p_threaded &&
+    if (short_args(c, buf, count, type, source, tag, 1, &bytes, &lo, &l) &&
         hmpi_p2p_recv_short(c, (char *)buf + lo, bytes, source, l, tag, status, &err))
         return hmpi_raise_in(comm, err, "MPI_Recv");
     return recv_general(buf, count, type, source, tag, comm, status);

@@ -42,7 +42,7 @@
  * reading it free (acquire), and the reader wrote free (release) after its last read of
  * the slot's previous use. That free cannot be an older one: the writer's own busy
  * store of the previous use came before its read (its last slot) or before its look
- * (a look reads slots [head, head + k) only, whose previous uses were all published
+ * (a look reads slots of [head, head + k) only, whose previous uses were all published
  * already), so by coherence the read sees the busy or a later store, the reader's. A
  * slot never used reads free from init. The window [head, free) never holds the last
  * slot: a look covers at most [head, head - 1 + k), and neither way of publishing puts
