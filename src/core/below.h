@@ -63,7 +63,9 @@
     X(Bcast_c) X(Gather_c) X(Scatter_c) X(Allgather_c) X(Alltoall_c) X(Reduce_c)             \
     X(Allreduce_c) X(Scan_c) X(Exscan_c) X(Reduce_scatter_block_c) X(Reduce_scatter_c)      \
     X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)                \
-    X(Comm_idup_with_info) X(T_category_get_num_events) X(T_category_get_events)
+    X(Comm_idup_with_info) X(T_category_get_num_events) X(T_category_get_events)            \
+    X(Isendrecv) X(Isendrecv_replace) X(Isendrecv_c) X(Isendrecv_replace_c)                \
+    X(Session_init) X(Session_finalize)
 #else
 #define HMPI_BELOW_CALLS_4(X)
 #endif
@@ -285,6 +287,12 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Alltoallv_c hmpi_below.Alltoallv_c
 #define PMPI_Alltoallw_c hmpi_below.Alltoallw_c
 #define PMPI_Comm_idup_with_info hmpi_below.Comm_idup_with_info
+#define PMPI_Isendrecv hmpi_below.Isendrecv
+#define PMPI_Isendrecv_replace hmpi_below.Isendrecv_replace
+#define PMPI_Isendrecv_c hmpi_below.Isendrecv_c
+#define PMPI_Isendrecv_replace_c hmpi_below.Isendrecv_replace_c
+#define PMPI_Session_init hmpi_below.Session_init
+#define PMPI_Session_finalize hmpi_below.Session_finalize
 #endif
 
 #endif

@@ -4,10 +4,12 @@
 #include "../common/log.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 int hmpi_mpi_state = HMPI_STATE_BEFORE;
+_Atomic int hmpi_mpi_sessions;
 
 /* The description of the argument that failed last in this thread; cleared once
  * raised, so an error decided without one is not given a stale one. */
@@ -89,7 +91,7 @@ void hmpi_err_state(const char *fn)
     int init = 0, fin = 0;
     PMPI_Initialized(&init);
     PMPI_Finalized(&fin);
-    if (init && !fin) {
+    if ((init && !fin) || atomic_load(&hmpi_mpi_sessions) > 0) {
         hmpi_mpi_state = HMPI_STATE_RUNNING;
         return;
     }

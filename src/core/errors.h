@@ -20,6 +20,9 @@
  * it is RUNNING. */
 enum { HMPI_STATE_BEFORE, HMPI_STATE_RUNNING, HMPI_STATE_AFTER };
 extern HMPI_HIDDEN int hmpi_mpi_state;
+/* Sessions of MPI 4 (MPI_Session_init) not yet finalized: MPI runs while there is one,
+ * with or without MPI_Init (mpi/init.c). */
+extern HMPI_HIDDEN _Atomic int hmpi_mpi_sessions;
 
 /* Records what is wrong with an argument (printf format), for the message a fatal
  * handler prints; returns code. */

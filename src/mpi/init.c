@@ -16,6 +16,7 @@
 #include "../core/report.h"
 #include "pt2pt.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,6 +149,10 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 }
 HMPI_PMPI(Init_thread)
 
+/* Where the world model leaves MPI once finalized: AFTER, unless sessions are still
+ * open (MPI 4 lets a program use them past MPI_Finalize). */
+static int world_finalized;
+
 int MPI_Finalize(void)
 {
     HMPI_ENTER("MPI_Finalize");
@@ -163,10 +168,39 @@ int MPI_Finalize(void)
     hmpi_node.active = 0;
     hmpi_node_release();
     int rc = PMPI_Finalize();
-    hmpi_mpi_state = HMPI_STATE_AFTER;
+    world_finalized = 1;
+    if (atomic_load(&hmpi_mpi_sessions) == 0)
+        hmpi_mpi_state = HMPI_STATE_AFTER;
     return rc;
 }
 HMPI_PMPI(Finalize)
+
+#if MPI_VERSION >= 4
+/* Sessions (MPI 4, §11.3): MPI runs while one is open, MPI_Init or not, so HMPI's entry
+ * points take calls on a session's communicators; HMPI passes them to the MPI below. */
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+    hmpi_mpi_check_library();
+    int rc = PMPI_Session_init(info, errhandler, session);
+    if (rc == MPI_SUCCESS && atomic_fetch_add(&hmpi_mpi_sessions, 1) == 0)
+        hmpi_mpi_state = HMPI_STATE_RUNNING;
+    return rc;
+}
+HMPI_PMPI(Session_init)
+
+int MPI_Session_finalize(MPI_Session *session)
+{
+    int rc = PMPI_Session_finalize(session);
+    if (rc == MPI_SUCCESS && atomic_fetch_sub(&hmpi_mpi_sessions, 1) == 1) {
+        int init = 0;
+        PMPI_Initialized(&init);
+        if (!init || world_finalized)
+            hmpi_mpi_state = world_finalized ? HMPI_STATE_AFTER : HMPI_STATE_BEFORE;
+    }
+    return rc;
+}
+HMPI_PMPI(Session_finalize)
+#endif
 
 int HMPI_Is_shared(const void *ptr) { return hmpi_heap_is_shared(ptr); }
 int HMPI_Active(void) { return hmpi_node.active; }

@@ -147,6 +147,32 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int de
 }
 HMPI_PMPI(Sendrecv_replace_c)
 
+int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    fold_t s, r;
+    FOLD_OR_RAISE(s, sendcount, sendtype, comm, "MPI_Isendrecv_c");
+    int err = fold(recvcount, recvtype, &r);
+    if (err)
+        return hmpi_raise_in(comm, unfold(&s, err), "MPI_Isendrecv_c");
+    err = hmpi_self_Isendrecv(sendbuf, s.count, s.type, dest, sendtag, recvbuf, r.count, r.type,
+                              source, recvtag, comm, request);
+    return unfold(&r, unfold(&s, err));
+}
+HMPI_PMPI(Isendrecv_c)
+
+int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    fold_t f;
+    FOLD_OR_RAISE(f, count, type, comm, "MPI_Isendrecv_replace_c");
+    return unfold(&f, hmpi_self_Isendrecv_replace(buf, f.count, f.type, dest, sendtag, source,
+                                                  recvtag, comm, request));
+}
+HMPI_PMPI(Isendrecv_replace_c)
+
 /* Matched receives: an error of the count goes to MPI_COMM_WORLD's handler (the message's
  * communicator is known only to the int call). */
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype type, MPI_Message *message,

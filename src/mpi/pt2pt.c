@@ -8,10 +8,12 @@
 #include "../core/check.h"
 #include "pt2pt.h"
 #include "../common/stats.h"
+#include "../heap/heap.h"
 #include "../p2p/p2p.h"
 #include "../p2p/short.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 int hmpi_tag_ub = 32767;
@@ -481,6 +483,166 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     return err ? err : serr;
 }
 HMPI_PMPI(Sendrecv_replace)
+
+#if MPI_VERSION >= 4
+/* ---- MPI_Isendrecv and MPI_Isendrecv_replace ----------------------------------------
+ * MPI 4's nonblocking send-receive: a receive and a send started at once, through the
+ * same paths as MPI_Irecv and MPI_Isend (so a local peer's message is matched by HMPI,
+ * never by the MPI below, and a remote one by the MPI below), under one request that
+ * completes when both have. Its status is the receive's. The replace form sends a packed
+ * copy, so the receive may overwrite the buffer at once. */
+typedef struct {
+    MPI_Request recv, send; /* HMPI's or the MPI below's; MPI_REQUEST_NULL once done */
+    MPI_Status status;      /* the receive's, once it completed */
+    int err;                /* the first error of either */
+    void *copy;             /* the replace form's packed copy (the shared heap), or NULL */
+} isendrecv_t;
+
+/* Completes sub-request *h if it is complete (engine lock held): 1 when it is done. */
+static int isendrecv_part(MPI_Request *h, MPI_Status *st, int *err)
+{
+    if (*h == MPI_REQUEST_NULL)
+        return 1;
+    if (!hmpi_req_is_ours(*h)) {
+        int flag = 0, e = PMPI_Test(h, &flag, st);
+        if (e != MPI_SUCCESS && *err == MPI_SUCCESS)
+            *err = e;
+        return flag || e != MPI_SUCCESS;
+    }
+    hmpi_req_t *s = hmpi_req_obj(*h);
+    if (!hmpi_p2p_check(s))
+        return 0;
+    if (st != MPI_STATUS_IGNORE)
+        *st = s->status;
+    if (s->kind == HMPI_REQ_RECV && s->status.MPI_ERROR != MPI_SUCCESS && *err == MPI_SUCCESS)
+        *err = s->status.MPI_ERROR;
+    hmpi_req_release(s);
+    *h = MPI_REQUEST_NULL;
+    return 1;
+}
+
+/* Poll function of the request (engine lock held). */
+static int isendrecv_poll(hmpi_req_t *r)
+{
+    isendrecv_t *d = r->arg;
+    int recvd = isendrecv_part(&d->recv, &d->status, &d->err);
+    int sent = isendrecv_part(&d->send, MPI_STATUS_IGNORE, &d->err);
+    if (!recvd || !sent)
+        return 0;
+    r->status = d->status;
+    r->status.MPI_ERROR = d->err;
+    if (d->copy)
+        hmpi_heap_free(d->copy);
+    free(d);
+    r->arg = NULL;
+    return 1;
+}
+
+/* Starts the receive, then the send (each raises its own error), under one request. */
+static int isendrecv_start(hmpi_comm_t *c, const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                           int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                           int source, int recvtag, MPI_Comm comm, void *copy,
+                           MPI_Request *request, const char *fn)
+{
+    isendrecv_t *d = malloc(sizeof *d);
+    hmpi_req_t *r = NULL;
+    if (d) {
+        hmpi_p2p_lock();
+        r = hmpi_req_new(HMPI_REQ_POLL);
+        hmpi_p2p_unlock();
+    }
+    if (!r) {
+        free(d);
+        hmpi_heap_free(copy);
+        return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
+    }
+    *d = (isendrecv_t){MPI_REQUEST_NULL, MPI_REQUEST_NULL, {0}, MPI_SUCCESS, copy};
+    int err = hmpi_self_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &d->recv);
+    if (!err)
+        err = hmpi_self_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &d->send);
+    hmpi_p2p_lock();
+    if (err) {
+        if (d->recv != MPI_REQUEST_NULL) { /* started: cancel it and let it finish */
+            if (hmpi_req_is_ours(d->recv)) {
+                hmpi_req_t *s = hmpi_req_obj(d->recv);
+                hmpi_p2p_cancel(s);
+                if (s->complete)
+                    hmpi_req_release(s);
+                else
+                    s->freed = 1;
+            } else {
+                PMPI_Cancel(&d->recv);
+                PMPI_Request_free(&d->recv);
+            }
+        }
+        hmpi_req_release(r);
+        hmpi_p2p_unlock();
+        hmpi_heap_free(copy);
+        free(d);
+        return err;
+    }
+    r->poll = isendrecv_poll;
+    r->arg = d;
+    hmpi_req_bind(r, c);
+    *request = hmpi_req_handle(r);
+    hmpi_p2p_unlock();
+    return MPI_SUCCESS;
+}
+
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    HMPI_ENTER("MPI_Isendrecv");
+    hmpi_comm_t *c = hmpi_comm_get(comm);
+    if (!c && hmpi_check_comm_null(comm, "MPI_Isendrecv"))
+        return MPI_ERR_COMM;
+    if (!c)
+        return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                              recvtype, source, recvtag, comm, request);
+    hmpi_layout_t ts, tr;
+    int err = check_send(c, sendbuf, sendcount, sendtype, dest, sendtag, &ts);
+    if (!err)
+        err = check_recv(c, recvbuf, recvcount, recvtype, source, recvtag, &tr);
+    if (!err && !request)
+        err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
+    if (err)
+        return hmpi_raise_in(comm, err, "MPI_Isendrecv");
+    return isendrecv_start(c, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                           recvtype, source, recvtag, comm, NULL, request, "MPI_Isendrecv");
+}
+HMPI_PMPI(Isendrecv)
+
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    HMPI_ENTER("MPI_Isendrecv_replace");
+    hmpi_comm_t *c = hmpi_comm_get(comm);
+    if (!c && hmpi_check_comm_null(comm, "MPI_Isendrecv_replace"))
+        return MPI_ERR_COMM;
+    if (!c)
+        return PMPI_Isendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
+                                      request);
+    hmpi_layout_t t;
+    int err = check_send(c, buf, count, type, dest, sendtag, &t);
+    if (!err)
+        err = check_recv(c, buf, count, type, source, recvtag, &t);
+    if (!err && !request)
+        err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
+    if (err)
+        return hmpi_raise_in(comm, err, "MPI_Isendrecv_replace");
+    size_t bytes = t.size;
+    void *copy = hmpi_heap_malloc(bytes ? bytes : 1);
+    if (!copy)
+        return hmpi_raise_in(comm, MPI_ERR_NO_MEM, "MPI_Isendrecv_replace");
+    int pos = 0;
+    if (bytes)
+        hmpi_type_pack(buf, count, type, copy, (int)bytes, &pos);
+    return isendrecv_start(c, copy, (int)bytes, MPI_PACKED, dest, sendtag, buf, count, type, source,
+                           recvtag, comm, copy, request, "MPI_Isendrecv_replace");
+}
+HMPI_PMPI(Isendrecv_replace)
+#endif
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {

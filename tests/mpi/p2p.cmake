@@ -16,6 +16,7 @@
 #   p2p_pipe            static send buffers: the pipelined bounce (HMPI_PIPE_CHUNK)
 #   p2p_short           blocking small Send/Recv: what stands in the short way's way
 #   p2p_lanes           a neighbour exchange: lanes opened on a pair's first message
+#   p2p_isendrecv       MPI_Isendrecv(_replace)(_c) against every send and receive form
 #   p2p_status_error    single-completion calls leave a status's MPI_ERROR alone
 #   p2p_get_status      a loop polling MPI_Request_get_status alone ends (progress)
 #   p2p_type_free       datatypes freed while operations with them are pending
@@ -67,6 +68,10 @@ p2p_test(p2p_threads        TIMEOUT 90)
 p2p_test(p2p_pipe           TIMEOUT 60  PLAIN)
 p2p_test(p2p_short          TIMEOUT 60  PLAIN)
 p2p_test(p2p_lanes          TIMEOUT 60  PLAIN)
+# MPI 4's calls (MPI_Isendrecv, sessions): where the MPI below's mpi.h has them.
+if(MPI_C_VERSION_MAJOR GREATER_EQUAL 4)
+  p2p_test(p2p_isendrecv    TIMEOUT 90  PLAIN)
+endif()
 # New tests of issue 23 (2 and 4 ranks), and each on the MPI below alone, which must
 # agree (the test is the standard's, not HMPI's).
 function(p2p_test24 name)
