@@ -21,6 +21,7 @@
 #pragma GCC visibility pop
 
 /* Every MPI function HMPI defines, without its MPI_ prefix. */
+// clang-format off
 #define HMPI_BELOW_CALLS(X)                                                                \
     X(Accumulate) X(Allgather) X(Allgatherv) X(Allreduce) X(Alltoall) X(Alltoallv)          \
     X(Alltoallw) X(Barrier) X(Bcast) X(Bsend) X(Bsend_init) X(Buffer_attach)                \
@@ -64,11 +65,12 @@
     X(Allreduce_c) X(Scan_c) X(Exscan_c) X(Reduce_scatter_block_c) X(Reduce_scatter_c)      \
     X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)                \
     X(Comm_idup_with_info) X(T_category_get_num_events) X(T_category_get_events)            \
-    X(Isendrecv) X(Isendrecv_replace) X(Isendrecv_c) X(Isendrecv_replace_c)                \
+    X(Isendrecv) X(Isendrecv_replace) X(Isendrecv_c) X(Isendrecv_replace_c)                 \
     X(Session_init) X(Session_finalize)
 #else
 #define HMPI_BELOW_CALLS_4(X)
 #endif
+// clang-format on
 
 /* One slot per call, typed as the below's PMPI_X. Filled before main (below.c). */
 struct hmpi_below_table {

@@ -162,9 +162,8 @@ int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 }
 HMPI_PMPI(Isendrecv_c)
 
-int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest,
-                            int sendtag, int source, int recvtag, MPI_Comm comm,
-                            MPI_Request *request)
+int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
+                            int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
     fold_t f;
     FOLD_OR_RAISE(f, count, type, comm, "MPI_Isendrecv_replace_c");

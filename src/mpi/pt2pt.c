@@ -539,10 +539,10 @@ static int isendrecv_poll(hmpi_req_t *r)
 }
 
 /* Starts the receive, then the send (each raises its own error), under one request. */
-static int isendrecv_start(hmpi_comm_t *c, const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                           int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                           int source, int recvtag, MPI_Comm comm, void *copy,
-                           MPI_Request *request, const char *fn)
+static int isendrecv_start(hmpi_comm_t *c, const void *sendbuf, int sendcount,
+                           MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                           MPI_Comm comm, void *copy, MPI_Request *request, const char *fn)
 {
     isendrecv_t *d = malloc(sizeof *d);
     hmpi_req_t *r = NULL;
@@ -589,9 +589,9 @@ static int isendrecv_start(hmpi_comm_t *c, const void *sendbuf, int sendcount, M
     return MPI_SUCCESS;
 }
 
-int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag, MPI_Comm comm, MPI_Request *request)
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Request *request)
 {
     HMPI_ENTER("MPI_Isendrecv");
     hmpi_comm_t *c = hmpi_comm_get(comm);

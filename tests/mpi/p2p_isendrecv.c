@@ -15,8 +15,7 @@ static const size_t sizes[] = {0, 8, 200, 300, 4096, 40000, 1u << 20};
 enum { NSIZES = sizeof sizes / sizeof sizes[0] };
 static unsigned char static_send[1u << 20], static_recv[1u << 20];
 
-static void expect_status(const MPI_Status *st, int source, int tag, size_t bytes,
-                          const char *what)
+static void expect_status(const MPI_Status *st, int source, int tag, size_t bytes, const char *what)
 {
     CHECK(st->MPI_SOURCE == source, "%s: source %d, expected %d", what, st->MPI_SOURCE, source);
     CHECK(st->MPI_TAG == tag, "%s: tag %d, expected %d", what, st->MPI_TAG, tag);
@@ -130,8 +129,10 @@ static void proc_null(void)
     MPI_Isendrecv(&a, 1, MPI_INT, MPI_PROC_NULL, 1, &b, 1, MPI_INT, MPI_PROC_NULL, 1,
                   MPI_COMM_WORLD, &q);
     MPI_Wait(&q, &st);
-    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG, "both PROC_NULL: "
-          "source %d tag %d", st.MPI_SOURCE, st.MPI_TAG);
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG,
+          "both PROC_NULL: "
+          "source %d tag %d",
+          st.MPI_SOURCE, st.MPI_TAG);
     CHECK(p2p_count(&st, MPI_INT) == 0 && b == -1, "both PROC_NULL: something was received");
     /* Send to the next, receive from nobody; then receive from the previous, send to nobody. */
     MPI_Isendrecv(&a, 1, MPI_INT, next, 2, &b, 1, MPI_INT, MPI_PROC_NULL, 2, MPI_COMM_WORLD, &q);
@@ -202,8 +203,8 @@ static void mixed(void)
     CHECK(extra_in == prev, "Waitall: the plain receive got %d", extra_in);
     /* Testsome until all are done. */
     for (int i = 0; i < K; i++)
-        MPI_Isendrecv(&out[i], 1, MPI_INT, next, 80 + i, &in[i], 1, MPI_INT, MPI_ANY_SOURCE,
-                      80 + i, MPI_COMM_WORLD, &q[i]);
+        MPI_Isendrecv(&out[i], 1, MPI_INT, next, 80 + i, &in[i], 1, MPI_INT, MPI_ANY_SOURCE, 80 + i,
+                      MPI_COMM_WORLD, &q[i]);
     int left = K;
     while (left > 0) {
         int outc, idx[K];
@@ -244,7 +245,8 @@ static void large_count(void)
     MPI_Request q;
     MPI_Isendrecv_c(s, 3, MPI_DOUBLE, next, 70, r, 3, MPI_DOUBLE, prev, 70, MPI_COMM_WORLD, &q);
     MPI_Wait(&q, MPI_STATUS_IGNORE);
-    CHECK(r[0] == prev && r[1] == prev + .5 && r[2] == -prev, "Isendrecv_c: %g %g %g", r[0], r[1], r[2]);
+    CHECK(r[0] == prev && r[1] == prev + .5 && r[2] == -prev, "Isendrecv_c: %g %g %g", r[0], r[1],
+          r[2]);
     MPI_Isendrecv_replace_c(s, 3, MPI_DOUBLE, next, 71, prev, 71, MPI_COMM_WORLD, &q);
     MPI_Wait(&q, MPI_STATUS_IGNORE);
     CHECK(s[0] == prev && s[2] == -prev, "Isendrecv_replace_c: %g %g", s[0], s[2]);

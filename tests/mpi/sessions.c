@@ -19,8 +19,7 @@ static MPI_Comm world_of(MPI_Session s, const char *tag)
     MPI_Group g;
     MPI_Comm c;
     CHECK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g) == MPI_SUCCESS, "no group");
-    CHECK(MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c) ==
-              MPI_SUCCESS,
+    CHECK(MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c) == MPI_SUCCESS,
           "MPI_Comm_create_from_group failed");
     MPI_Group_free(&g);
     return c;
