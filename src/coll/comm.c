@@ -53,7 +53,7 @@ static void *scratch_claim(hmpi_coll_team_t *t, hmpi_coll_scratch_t *sc, uint64_
     void *p = hmpi_heap_shared_alloc(want);
     if (!p) {
         hmpi_log_error("collectives: cannot get %zu bytes of shared scratch; stopping", want);
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     hmpi_heap_free(sc->p);
     sc->p = p;
@@ -76,7 +76,7 @@ void *hmpi_coll_alloc(size_t n)
     void *p = hmpi_heap_malloc(n ? n : 1);
     if (!p) {
         hmpi_log_error("collectives: out of memory (%zu bytes); stopping", n);
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     return p;
 }
@@ -159,7 +159,7 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     setup_rec_t *rec = malloc(sizeof(setup_rec_t) * (size_t)c->size);
     if (!s || !rec) {
         hmpi_log_error("collectives: out of memory setting up a communicator");
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     hmpi_coll_team_t *t = &s->team;
     t->ep.slot = (unsigned char **)(s + 1);
@@ -190,7 +190,7 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     if (hmpi_p2p_below_allgather(c, &mine, (int)sizeof mine, rec, c->handle, HMPI_WAIT_COLL) !=
         MPI_SUCCESS) {
         hmpi_log_error("collectives: the setup's allgather failed");
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
 
     int ok = 1;
@@ -240,7 +240,7 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
         uint8_t *cut = topology ? malloc((size_t)t->ep.n) : NULL;
         if (topology && !cut) { /* every member must cut alike */
             hmpi_log_error("collectives: out of memory setting up a communicator");
-            PMPI_Abort(MPI_COMM_WORLD, 1);
+            PMPI_Abort(hmpi_node.world, 1);
         }
         for (int i = 1; cut && i < t->ep.n; i++)
             cut[i] =

@@ -51,8 +51,10 @@
     X(T_category_get_cvars) X(T_category_get_pvars) X(T_category_get_categories)            \
     X(T_category_changed) HMPI_BELOW_CALLS_4(X)
 
-/* MPI 4's large-count calls HMPI defines (mpi/large.c, mpi/bsend.c), and MPI_Comm_idup_with_info
- * (mpi/comm.c), where the MPI below has them (MPICH 4; not Open MPI 4.1). */
+/* MPI 4's large-count calls HMPI defines (mpi/large.c, mpi/bsend.c), MPI_Comm_idup_with_info
+ * (mpi/comm.c), the sessions' calls (mpi/init.c, mpi/session.c: MPI_Group_free forgets a
+ * session's group there) and the constructors from groups (mpi/comm.c), where the MPI
+ * below has them (MPICH 4, Open MPI 5; not Open MPI 4.1). */
 #if MPI_VERSION >= 4
 #define HMPI_BELOW_CALLS_4(X)                                                              \
     X(Send_c) X(Ssend_c) X(Rsend_c) X(Bsend_c) X(Isend_c) X(Issend_c) X(Irsend_c)          \
@@ -66,7 +68,11 @@
     X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)                \
     X(Comm_idup_with_info) X(T_category_get_num_events) X(T_category_get_events)            \
     X(Isendrecv) X(Isendrecv_replace) X(Isendrecv_c) X(Isendrecv_replace_c)                 \
-    X(Session_init) X(Session_finalize)
+    X(Session_init) X(Session_finalize) X(Comm_create_from_group)                         \
+    X(Intercomm_create_from_groups) X(Group_from_session_pset) X(Session_get_num_psets)     \
+    X(Session_get_nth_pset) X(Session_get_info) X(Session_get_pset_info)                   \
+    X(Session_get_errhandler) X(Session_set_errhandler) X(Session_call_errhandler)         \
+    X(Group_free)
 #else
 #define HMPI_BELOW_CALLS_4(X)
 #endif
@@ -295,6 +301,17 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Isendrecv_replace_c hmpi_below.Isendrecv_replace_c
 #define PMPI_Session_init hmpi_below.Session_init
 #define PMPI_Session_finalize hmpi_below.Session_finalize
+#define PMPI_Comm_create_from_group hmpi_below.Comm_create_from_group
+#define PMPI_Intercomm_create_from_groups hmpi_below.Intercomm_create_from_groups
+#define PMPI_Group_from_session_pset hmpi_below.Group_from_session_pset
+#define PMPI_Session_get_num_psets hmpi_below.Session_get_num_psets
+#define PMPI_Session_get_nth_pset hmpi_below.Session_get_nth_pset
+#define PMPI_Session_get_info hmpi_below.Session_get_info
+#define PMPI_Session_get_pset_info hmpi_below.Session_get_pset_info
+#define PMPI_Session_get_errhandler hmpi_below.Session_get_errhandler
+#define PMPI_Session_set_errhandler hmpi_below.Session_set_errhandler
+#define PMPI_Session_call_errhandler hmpi_below.Session_call_errhandler
+#define PMPI_Group_free hmpi_below.Group_free
 #endif
 
 #endif

@@ -52,7 +52,7 @@ static hmpi_comm_t *make_state(MPI_Comm c, uint32_t ctx)
     }
     MPI_Group g, wg;
     PMPI_Comm_group(c, &g);
-    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    PMPI_Comm_group(hmpi_node.world, &wg);
     for (int i = 0; i < s->size; i++)
         mine[i] = i;
     PMPI_Group_translate_ranks(g, s->size, mine, wg, inworld);
@@ -121,14 +121,29 @@ void hmpi_comm_unref(hmpi_comm_t *s)
         destroy(s);
 }
 
-int hmpi_comm_init(void)
+int hmpi_comm_world_start(void)
 {
-    hmpi_comm_world = make_state(MPI_COMM_WORLD, 0);
+    hmpi_comm_t *world = make_state(MPI_COMM_WORLD, 0);
     hmpi_comm_t *self = make_state(MPI_COMM_SELF, 1);
-    if (!hmpi_comm_world || !self)
+    if (!world || !self) {
+        if (world)
+            destroy(world);
+        if (self)
+            destroy(self);
         return -1;
+    }
     insert(self);
+    hmpi_comm_world = world;
     return 0;
+}
+
+void hmpi_comm_world_end(void)
+{
+    hmpi_comm_t *world = hmpi_comm_world;
+    hmpi_comm_world = NULL;
+    if (world)
+        hmpi_comm_unref(world);
+    hmpi_comm_forget(MPI_COMM_SELF);
 }
 
 void hmpi_comm_finalize(void)

@@ -53,7 +53,13 @@ void hmpi_comm_forget(MPI_Comm c);
 static inline void hmpi_comm_ref(hmpi_comm_t *s) { s->refs++; }
 void hmpi_comm_unref(hmpi_comm_t *s);
 
-int hmpi_comm_init(void);
+/* The states of MPI_COMM_WORLD (context 0) and MPI_COMM_SELF (context 1), which no
+ * other communicator ever takes (mpi/comm.c): made when the world model starts
+ * (MPI_Init, whether or not a session set HMPI up before), forgotten at MPI_Finalize
+ * when sessions keep HMPI up past it. Returns 0, or -1 when out of memory. */
+int hmpi_comm_world_start(void);
+void hmpi_comm_world_end(void);
+/* Forgets every state (the end of HMPI: the last finalize). */
 void hmpi_comm_finalize(void);
 
 #endif

@@ -15,6 +15,7 @@
 #include "../common/knobs.h"
 #include "../node/node.h"
 #include "../p2p/p2p.h"
+#include "session.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,15 @@ static uint32_t next_ctx = 2;
 #define IDUP_BASE 0x80000000u
 static uint32_t idup_next; /* contexts this rank handed out as a parent's rank 0; engine
                               lock (p2p.h) */
+
+/* HMPI's end (mpi/init.c): every state is gone with the communicator table, and no
+ * message of it is in flight past the last barrier, so a later set-up counts anew, from
+ * the same value in every rank (its own constructors at set-up take it unagreed). */
+void hmpi_comm_contexts_reset(void)
+{
+    next_ctx = 2;
+    idup_next = 0;
+}
 
 static int hmpi_comm_register(MPI_Comm c)
 {
@@ -72,6 +82,16 @@ static void arrive(MPI_Comm comm)
     hmpi_comm_t *c = hmpi_node.active && !hmpi_comm_starting ? hmpi_comm_get(comm) : NULL;
     if (c && hmpi_p2p_below_nb(c))
         hmpi_p2p_below_arrive(comm);
+}
+
+/* The same for a constructor whose members are those of groups a and b (MPI_GROUP_NULL:
+ * a alone), with no parent communicator to hold a barrier over (p2p.h,
+ * hmpi_p2p_below_arrive_group): only while HMPI accelerates, which every member knows
+ * alike. */
+static void arrive_group(MPI_Group a, MPI_Group b, const char *name, int key)
+{
+    if (hmpi_node.active && !hmpi_comm_starting)
+        hmpi_p2p_below_arrive_group(a, b, name, key);
 }
 
 static int registered(int rc, MPI_Comm *c)
@@ -237,7 +257,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Com
         int r;
         PMPI_Comm_rank(phys, &r);
         int block = 0;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &block);
+        PMPI_Comm_rank(hmpi_node.world, &block);
         rc = PMPI_Comm_split(phys, (int)(block / hmpi_knobs.NODE_SIZE), r, newcomm);
         PMPI_Comm_free(&phys);
     }
@@ -253,12 +273,57 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 }
 HMPI_PMPI(Comm_create)
 
+/* Collective over the group's members only: they arrive among themselves. */
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Comm_create_group");
+    if (group != MPI_GROUP_NULL && hmpi_comm_get(comm))
+        arrive_group(group, MPI_GROUP_NULL, NULL, tag);
     return registered(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
 }
 HMPI_PMPI(Comm_create_group)
+
+#if MPI_VERSION >= 4
+/* MPI 4's constructors from groups (with a session's psets, the only ones there are
+ * under sessions): bad groups are HMPI's to refuse (session.h), since the MPI below
+ * builds on MPI_GROUP_NULL (Open MPI 5.0) and on a group of a finalized session (both),
+ * as errors of no object (MPI-4.1 §9.3); then the members arrive among themselves and
+ * the MPI below constructs. The intracommunicator is accelerated as every other; an
+ * intercommunicator is the MPI below's alone, as MPI_Intercomm_create's. */
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                               MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+    HMPI_ENTER("MPI_Comm_create_from_group");
+    if (!hmpi_knobs.DISABLE) {
+        int err = hmpi_session_group_check(group);
+        if (err)
+            return hmpi_raise_in(MPI_COMM_NULL, err, "MPI_Comm_create_from_group");
+        arrive_group(group, MPI_GROUP_NULL, stringtag, 0);
+    }
+    return registered(PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm),
+                      newcomm);
+}
+HMPI_PMPI(Comm_create_from_group)
+
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                     MPI_Group remote_group, int remote_leader,
+                                     const char *stringtag, MPI_Info info,
+                                     MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    HMPI_ENTER("MPI_Intercomm_create_from_groups");
+    if (!hmpi_knobs.DISABLE) {
+        int err = hmpi_session_group_check(local_group);
+        if (!err)
+            err = hmpi_session_group_check(remote_group);
+        if (err)
+            return hmpi_raise_in(MPI_COMM_NULL, err, "MPI_Intercomm_create_from_groups");
+        arrive_group(local_group, remote_group, stringtag, 1);
+    }
+    return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader,
+                                             stringtag, info, errhandler, newintercomm);
+}
+HMPI_PMPI(Intercomm_create_from_groups)
+#endif
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
 {

@@ -185,6 +185,14 @@ int hmpi_p2p_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t
  * MPI below over comm that follows cannot hold a matching send back. Collective: every
  * member calls it, or none. */
 int hmpi_p2p_below_arrive(MPI_Comm comm);
+/* The same for a constructor with no parent communicator (MPI_Comm_create_from_group,
+ * MPI_Intercomm_create_from_groups, and MPI_Comm_create_group, which only the group's
+ * members call): a barrier among the members of group a and group b (MPI_GROUP_NULL: a
+ * alone), whatever their order, waited for as above. key tells concurrent constructions
+ * apart: the string tag of the call (name) or its integer tag. Collective over exactly
+ * those members; one that is not among them returns at once. Returns the below's error
+ * code. */
+int hmpi_p2p_below_arrive_group(MPI_Group a, MPI_Group b, const char *name, int key);
 /* MPI_Allgather of bytes from every member of comm (c's state) into all, waited for as
  * above where hmpi_p2p_below_nb allows, else the blocking call: the setups' exchanges
  * (collectives, windows). Returns the below's error code. */
@@ -343,5 +351,9 @@ void hmpi_bsend_drain(void);
 
 int hmpi_p2p_init(void);
 void hmpi_p2p_finalize(void);
+/* HMPI's world and self changed (node.h; MPI_Finalize while sessions keep HMPI up): the
+ * engine's private copies of them are made anew (collective over the new world).
+ * Returns 0, or -1 (logged). */
+int hmpi_p2p_world_moved(void);
 
 #endif

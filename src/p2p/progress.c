@@ -20,6 +20,7 @@ hmpi_p2p_engine_t hmpi_p2p_engine = {
     .engine_lock = PTHREAD_MUTEX_INITIALIZER,
     .poke_comm = MPI_COMM_NULL,
     .poke_req = MPI_REQUEST_NULL,
+    .meet_comm = MPI_COMM_NULL,
 };
 hmpi_match_t hmpi_p2p_match; /* posted receives, unexpected messages */
 size_t hmpi_env_own_offset;
@@ -49,7 +50,7 @@ void hmpi_p2p_finish(hmpi_req_t *r)
  * lock), so every so often progress asks the MPI below to move too. MPI_Iprobe is not
  * enough for that in MPICH (its one-sided operations stay put); testing a pending
  * receive runs the whole progress engine in both MPIs. So one receive that never
- * matches stays posted on a private copy of MPI_COMM_SELF while HMPI runs. */
+ * matches stays posted on a private copy of HMPI's self (node.h) while HMPI runs. */
 
 static void poke_below_now(void)
 {
@@ -192,6 +193,41 @@ static int cma_check(void)
     return (int)hmpi_node_agree_min(ok);
 }
 
+/* The engine's communicators of the MPI below, private copies of HMPI's self and world
+ * (node.h): the poke's, and the one of the arrivals into constructors from groups
+ * (bridge.c). The world's copy is collective over it, nonblocking and waited for as at
+ * set-up (node/agree.c). Returns 0, or -1 (logged). */
+static int below_comms_make(void)
+{
+    if (PMPI_Comm_dup(hmpi_node.self, &hmpi_p2p_engine.poke_comm) == MPI_SUCCESS)
+        PMPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, hmpi_p2p_engine.poke_comm, &hmpi_p2p_engine.poke_req);
+    MPI_Request q;
+    if (PMPI_Comm_idup(hmpi_node.world, &hmpi_p2p_engine.meet_comm, &q) != MPI_SUCCESS ||
+        hmpi_node_below_wait(1, &q) != MPI_SUCCESS) {
+        hmpi_log_error("cannot copy HMPI's world for the arrivals into constructors");
+        return -1;
+    }
+    return 0;
+}
+
+static void below_comms_free(void)
+{
+    if (hmpi_p2p_engine.poke_req != MPI_REQUEST_NULL) {
+        PMPI_Cancel(&hmpi_p2p_engine.poke_req);
+        PMPI_Wait(&hmpi_p2p_engine.poke_req, MPI_STATUS_IGNORE);
+    }
+    if (hmpi_p2p_engine.poke_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&hmpi_p2p_engine.poke_comm);
+    if (hmpi_p2p_engine.meet_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&hmpi_p2p_engine.meet_comm);
+}
+
+int hmpi_p2p_world_moved(void)
+{
+    below_comms_free();
+    return below_comms_make();
+}
+
 int hmpi_p2p_init(void)
 {
     if (hmpi_req_table_init() != 0)
@@ -219,8 +255,8 @@ int hmpi_p2p_init(void)
         return -1;
     }
     hmpi_p2p_lanes_connect();
-    if (PMPI_Comm_dup(MPI_COMM_SELF, &hmpi_p2p_engine.poke_comm) == MPI_SUCCESS)
-        PMPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, hmpi_p2p_engine.poke_comm, &hmpi_p2p_engine.poke_req);
+    if (below_comms_make() != 0)
+        return -1;
     hmpi_p2p_engine.cma_ok = cma_check();
     hmpi_p2p_engine.me->cma_ok = hmpi_p2p_engine.cma_ok;
     hmpi_wait_progress = wait_progress;
@@ -236,12 +272,7 @@ void hmpi_p2p_finalize(void)
     hmpi_p2p_engine.to = NULL, hmpi_p2p_engine.from = NULL;
     free(hmpi_p2p_engine.ring);
     hmpi_p2p_engine.ring = NULL, hmpi_p2p_engine.bell = NULL;
-    if (hmpi_p2p_engine.poke_req != MPI_REQUEST_NULL) {
-        PMPI_Cancel(&hmpi_p2p_engine.poke_req);
-        PMPI_Wait(&hmpi_p2p_engine.poke_req, MPI_STATUS_IGNORE);
-    }
-    if (hmpi_p2p_engine.poke_comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&hmpi_p2p_engine.poke_comm);
+    below_comms_free();
     /* Nothing to wait for: envelopes and bounce copies live in the shared file, which
      * stays mapped (and readable by peers) until the last local rank exits. */
 }
