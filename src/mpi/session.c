@@ -102,8 +102,8 @@ int hmpi_session_group_check(MPI_Group g)
             dead = live.e[k].serial != groups.e[i].serial;
     }
     pthread_mutex_unlock(&lock);
-    return dead ? hmpi_err_what(MPI_ERR_GROUP, "group was made from a pset of a session "
-                                               "finalized since (MPI-4.1 §11.3.1)")
+    return dead ? hmpi_err_what(MPI_ERR_GROUP,
+                                "group was made from a pset of a session finalized since")
                 : MPI_SUCCESS;
 }
 
