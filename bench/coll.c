@@ -9,7 +9,9 @@
  * do, by plain memcpy: after a barrier every rank copies its own block and reads the
  * block meant for it from every other rank's send buffer, which lies in an MPI-3
  * shared-memory window (one copy per byte, all ranks at once, no other sync): the
- * memory's bound on what an all-to-all can take here. */
+ * memory's bound on what an all-to-all can take here. --comm runs the collectives on
+ * MPI_COMM_WORLD, on a communicator of the same ranks from MPI_Comm_create_from_group,
+ * or on both in turns (tests TEST_group). */
 #define _GNU_SOURCE
 #include "bench_util.h"
 
@@ -23,6 +25,7 @@ typedef struct {
     unsigned tests;
     size_t min, max;
     int factor, reps, iters, quick, help, preinit;
+    int comm; /* BENCH_COMM_WORLD, _GROUP or _BOTH (bench_util.h) */
 } opts_t;
 
 static const char usage[] =
@@ -35,6 +38,9 @@ static const char usage[] =
     "  -r, --reps N       repetitions, the median is reported (default 11)\n"
     "  -i, --iters N      calls per repetition at 8 B (fewer for large sizes; default 200)\n"
     "  -b, --buffer KIND  heap (malloc'ed after MPI_Init, default) or preinit (before)\n"
+    "  -c, --comm WHICH   world (MPI_COMM_WORLD, default), group (a communicator of the\n"
+    "                     same ranks from MPI_Comm_create_from_group, MPI 4) or both,\n"
+    "                     alternating repetitions; the group's tests are named TEST_group\n"
     "  -q, --quick        8 B, 4 KiB, 64 KiB; one repetition of a few calls\n";
 
 static size_t parse_size(const char *s)
@@ -50,13 +56,22 @@ static size_t parse_size(const char *s)
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){(1u << NTESTS) - 1 - (1u << T_ALLTOALL_COPY), 8, 4 << 20, 2, 11, 200, 0, 0, 0};
+    *o = (opts_t){(1u << NTESTS) - 1 - (1u << T_ALLTOALL_COPY),
+                  8,
+                  4 << 20,
+                  2,
+                  11,
+                  200,
+                  0,
+                  0,
+                  0,
+                  BENCH_COMM_WORLD};
     static const struct option longopts[] = {
-        {"tests", 1, 0, 't'}, {"min", 1, 0, 'm'},   {"max", 1, 0, 'M'},   {"factor", 1, 0, 'f'},
+        {"tests", 1, 0, 't'}, {"min", 1, 0, 'm'},   {"max", 1, 0, 'M'},    {"factor", 1, 0, 'f'},
         {"reps", 1, 0, 'r'},  {"iters", 1, 0, 'i'}, {"buffer", 1, 0, 'b'}, {"quick", 0, 0, 'q'},
-        {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+        {"help", 0, 0, 'h'},  {"comm", 1, 0, 'c'},  {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "t:m:M:f:r:i:b:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "t:m:M:f:r:i:b:c:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
             o->tests = 0;
@@ -81,6 +96,10 @@ static int parse(int argc, char **argv, opts_t *o)
             break;
         case 'q': o->quick = 1; break;
         case 'h': o->help = 1; break;
+        case 'c':
+            if (bench_parse_comm(optarg, &o->comm) != 0)
+                return -1;
+            break;
         default: return -1;
         }
     }
@@ -100,6 +119,9 @@ typedef struct {
     unsigned char *a, *b; /* send and receive: max * n bytes each */
     unsigned char *w;     /* alltoall_copy: the send buffer, in a shared-memory window */
     unsigned char **peer; /* [rank]: its w, as this rank sees it */
+    MPI_Comm comm;        /* the one the calls run on now: one of comms */
+    MPI_Comm comms[2];
+    int ncomms; /* MPI_COMM_WORLD and/or the communicator from a group */
 } ctx_t;
 
 /* The send buffer of test t. */
@@ -112,22 +134,14 @@ static void call(const ctx_t *c, int t, size_t size)
 {
     int count = (int)size;
     switch (t) {
-    case T_BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
-    case T_BCAST: MPI_Bcast(c->a, count, MPI_BYTE, 0, MPI_COMM_WORLD); break;
-    case T_ALLREDUCE:
-        MPI_Allreduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        break;
-    case T_REDUCE:
-        MPI_Reduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-        break;
-    case T_ALLTOALL:
-        MPI_Alltoall(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, MPI_COMM_WORLD);
-        break;
-    case T_ALLGATHER:
-        MPI_Allgather(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, MPI_COMM_WORLD);
-        break;
+    case T_BARRIER: MPI_Barrier(c->comm); break;
+    case T_BCAST: MPI_Bcast(c->a, count, MPI_BYTE, 0, c->comm); break;
+    case T_ALLREDUCE: MPI_Allreduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, c->comm); break;
+    case T_REDUCE: MPI_Reduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, 0, c->comm); break;
+    case T_ALLTOALL: MPI_Alltoall(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, c->comm); break;
+    case T_ALLGATHER: MPI_Allgather(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, c->comm); break;
     case T_ALLTOALL_COPY:
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(c->comm);
         for (int k = 0; k < c->n; k++) { /* each rank starts with its own block */
             int j = (c->rank + k) % c->n;
             memcpy(c->b + (size_t)j * size, c->peer[j] + (size_t)c->rank * size, size);
@@ -186,12 +200,14 @@ static void verify(const ctx_t *c, int t, size_t size)
     }
     if (bad) {
         fprintf(stderr, "coll: rank %d: %s at %zu B: %d wrong values\n", me, test_name[t], size, bad);
-        MPI_Abort(MPI_COMM_WORLD, 3);
+        MPI_Abort(c->comm, 3);
     }
 }
 
-/* Median over repetitions of the slowest rank's mean time per call (microseconds). */
-static double measure(const ctx_t *c, int t, size_t size)
+/* Median over repetitions of the slowest rank's mean time per call (microseconds), on
+ * each communicator, into out[k] for c->comms[k]: with two, the repetitions alternate
+ * between them (ABBA), so drift cancels in their ratio. */
+static void measure(ctx_t *c, int t, size_t size, double *out)
 {
     const opts_t *o = c->o;
     int per_peer = t == T_ALLTOALL || t == T_ALLGATHER || t == T_ALLTOALL_COPY;
@@ -202,20 +218,29 @@ static double measure(const ctx_t *c, int t, size_t size)
     iters = iters < 3 ? 3 : iters > o->iters ? o->iters : iters;
     if (o->quick)
         iters = 5;
-    double v[MAX_REPS];
-    for (int w = 0; w < 2; w++) /* warm up */
-        call(c, t, size);
-    for (int r = 0; r < o->reps; r++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        for (long i = 0; i < iters; i++)
+    double v[2][MAX_REPS];
+    for (int k = 0; k < c->ncomms; k++) {
+        c->comm = c->comms[k];
+        for (int w = 0; w < 2; w++) /* warm up */
             call(c, t, size);
-        double mine = (MPI_Wtime() - t0) / (double)iters * 1e6, slowest = 0;
-        MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        v[r] = slowest;
     }
-    qsort(v, (size_t)o->reps, sizeof v[0], bench_cmp_double);
-    return v[o->reps / 2];
+    for (int r = 0; r < o->reps; r++) {
+        for (int j = 0; j < c->ncomms; j++) {
+            int k = r % 2 ? c->ncomms - 1 - j : j;
+            c->comm = c->comms[k];
+            MPI_Barrier(c->comm);
+            double t0 = MPI_Wtime();
+            for (long i = 0; i < iters; i++)
+                call(c, t, size);
+            double mine = (MPI_Wtime() - t0) / (double)iters * 1e6, slowest = 0;
+            MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+            v[k][r] = slowest;
+        }
+    }
+    for (int k = 0; k < c->ncomms; k++) {
+        qsort(v[k], (size_t)o->reps, sizeof v[k][0], bench_cmp_double);
+        out[k] = v[k][o->reps / 2];
+    }
 }
 
 /* alltoall_copy's send buffers: one shared-memory window over all ranks, which must
@@ -272,9 +297,28 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &c.n);
     if (!bad && o.preinit && c.n > early_ranks)
         bad = 1;
+    MPI_Comm group = MPI_COMM_NULL;
+    if (!bad && !o.help && o.comm & BENCH_COMM_GROUP) {
+        int grank = -1;
+        group = bench_group_comm();
+        if (group != MPI_COMM_NULL)
+            MPI_Comm_rank(group, &grank);
+        if (grank != c.rank) {
+            if (c.rank == 0)
+                fprintf(stderr, "coll: --comm: no communicator from a group with the world's "
+                                "ranks (MPI 4 sessions)\n");
+            bad = 1;
+        }
+    }
+    if (o.comm & BENCH_COMM_WORLD)
+        c.comms[c.ncomms++] = MPI_COMM_WORLD;
+    if (o.comm & BENCH_COMM_GROUP)
+        c.comms[c.ncomms++] = group;
+    c.comm = c.comms[0];
     if (bad || o.help) {
         if (c.rank == 0)
             fputs(usage, bad ? stderr : stdout);
+        bench_group_comm_free(&group);
         MPI_Finalize();
         return bad ? 2 : 0;
     }
@@ -297,9 +341,11 @@ int main(int argc, char **argv)
                          tests[0] ? "," : "", test_name[t]);
         bench_mpi_first_line(version, sizeof version);
         bench_hmpi_state(c.a, c.b, hmpi, sizeof hmpi);
-        printf("# coll: tests=%s sizes=%zu..%zu (%d) reps=%d iters=%d buffer=%s ranks=%d\n",
+        static const char *const comm_names[] = {"", "world", "group", "both"};
+        printf("# coll: tests=%s sizes=%zu..%zu (%d) reps=%d iters=%d buffer=%s ranks=%d "
+               "comm=%s\n",
                tests, sizes[0], sizes[nsizes - 1], nsizes, o.reps, o.iters,
-               o.preinit ? "preinit" : "heap", c.n);
+               o.preinit ? "preinit" : "heap", c.n, comm_names[o.comm]);
         printf("# mpi: %s\n# hmpi: %s\n", version, hmpi);
         printf("test,size,value,unit\n");
         fflush(stdout);
@@ -311,10 +357,15 @@ int main(int argc, char **argv)
             size_t size = t == T_BARRIER ? 0 : sizes[k];
             if ((t == T_ALLREDUCE || t == T_REDUCE) && size < 8)
                 continue;
-            verify(&c, t, size);
-            double v = measure(&c, t, size);
-            if (c.rank == 0) {
-                printf("%s,%zu,%.6g,us\n", test_name[t], size, v);
+            double v[2];
+            for (int k = 0; k < c.ncomms; k++) {
+                c.comm = c.comms[k];
+                verify(&c, t, size);
+            }
+            measure(&c, t, size, v);
+            for (int k = 0; c.rank == 0 && k < c.ncomms; k++) {
+                printf("%s%s,%zu,%.6g,us\n", test_name[t],
+                       c.comms[k] == MPI_COMM_WORLD ? "" : "_group", size, v[k]);
                 fflush(stdout);
             }
         }
@@ -324,6 +375,7 @@ int main(int argc, char **argv)
     free(c.peer);
     free(c.a);
     free(c.b);
+    bench_group_comm_free(&group);
     MPI_Finalize();
     return 0;
 }

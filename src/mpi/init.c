@@ -23,7 +23,6 @@
 #include "../common/stats.h"
 #include "../heap/heap.h"
 #include "../node/node.h"
-#include "../opi/opi.h"
 #include "../p2p/p2p.h"
 #include "../core/comm.h"
 #include "../core/datatype.h"
@@ -47,6 +46,7 @@ int hmpi_rma_init(void);
 int hmpi_opi_init(int multiple);
 int hmpi_opi_world_start(void);
 void hmpi_opi_world_end(void);
+void hmpi_opi_threads(void);
 void hmpi_coll_finalize(void);
 void hmpi_rma_finalize(void);
 void hmpi_opi_finalize(void);
@@ -91,7 +91,7 @@ static void thread_level(int provided)
     if (provided != MPI_THREAD_MULTIPLE || hmpi_p2p_threaded)
         return;
     hmpi_stats_threads = 1;
-    hmpi_opi.threaded = 1;
+    hmpi_opi_threads();
     if (hmpi_node.active) {
         hmpi_p2p_threaded = 1;
         hmpi_type_cache_off();

@@ -286,6 +286,14 @@ void hmpi_opi_world_end(void)
     }
 }
 
+/* A later init asked for MPI_THREAD_MULTIPLE (mpi/init.c): OPI takes its lock from now
+ * on (only the calling thread is inside MPI then). */
+void hmpi_opi_threads(void)
+{
+    threaded = 1;
+    hmpi_opi.threaded = 1;
+}
+
 /* HMPI's set-up hook (mpi/init.c). */
 int hmpi_opi_init(int multiple)
 {

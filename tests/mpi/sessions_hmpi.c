@@ -6,6 +6,8 @@
  *    the node for a peer on this node, as remote for another (simulated) node;
  *  - memory allocated before the first init is private (HMPI_Is_shared 0), is sent and
  *    received correctly and is freed after it; memory allocated after is shared;
+ *  - OPI on the communicator: enabled, buffers given and taken around the ring (with
+ *    HMPI_DISABLE=1 under sessions alone OPI is not set up: MPI_ERR_OTHER);
  *  - the arrival into the constructors without a parent: a rank posts a receive and
  *    enters MPI_Comm_create_from_group (then MPI_Comm_create_group, then
  *    MPI_Intercomm_create_from_groups) while its peer's MPI_Ssend waits for that receive
@@ -124,6 +126,35 @@ static void arrival(MPI_Session s, MPI_Comm c, int which)
         MPI_Comm_free(&made);
 }
 
+/* OPI_Give and OPI_Take of a buffer around the ring of c, its bytes checked. */
+static void opi_ring(MPI_Comm c, int active)
+{
+    int rc = OPI_Comm_enable(c), cls = rc;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    if (!active) {
+        CHECK(cls == MPI_ERR_OTHER, "OPI_Comm_enable without HMPI under sessions: class %d", cls);
+        return;
+    }
+    CHECK(rc == MPI_SUCCESS, "OPI_Comm_enable: class %d", cls);
+    int rank, size;
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &size);
+    enum { N = 65536 };
+    unsigned char *p = NULL, *q = NULL;
+    CHECK(OPI_Alloc((void **)&p, N) == MPI_SUCCESS && p, "OPI_Alloc");
+    for (int i = 0; i < N; i++)
+        p[i] = (unsigned char)(rank * 11 + i);
+    CHECK(OPI_Give((void **)&p, N, MPI_BYTE, (rank + 1) % size, 5, c) == MPI_SUCCESS && !p,
+          "OPI_Give");
+    int prev = (rank + size - 1) % size;
+    CHECK(OPI_Take((void **)&q, N, MPI_BYTE, prev, 5, c, MPI_STATUS_IGNORE) == MPI_SUCCESS && q,
+          "OPI_Take");
+    for (int i = 0; i < N; i++)
+        CHECK(q[i] == (unsigned char)(prev * 11 + i), "OPI byte %d: %d", i, q[i]);
+    CHECK(OPI_Free((void **)&q) == MPI_SUCCESS, "OPI_Free");
+}
+
 int main(void)
 {
     const char *d = getenv("HMPI_DISABLE");
@@ -186,6 +217,7 @@ int main(void)
 
     for (int which = 0; which < 3; which++)
         arrival(s, c, which);
+    opi_ring(c, active);
 
     for (int i = 0; i < NCOUNTERS; i++)
         MPI_T_pvar_handle_free(pvars, &handles[i]);
