@@ -176,6 +176,11 @@ static inline void bench_usage_or_error(int rank, const char *prog, const char *
 
 /* ---- the communicators a benchmark runs on: --comm=world|group|both ------------------ */
 
+/* MPI 4's sessions: MPICH 4, and Open MPI 5, whose mpi.h says MPI_VERSION 3. */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#define BENCH_SESSIONS 1
+#endif
+
 /* Which: MPI_COMM_WORLD, a communicator of the same ranks from MPI_Comm_create_from_group
  * (MPI 4's sessions: the group of the pset mpi://WORLD), or both, measured in turns. */
 enum { BENCH_COMM_WORLD = 1, BENCH_COMM_GROUP = 2, BENCH_COMM_BOTH = 3 };
@@ -192,18 +197,18 @@ static inline int bench_parse_comm(const char *s, int *out_p)
     return -1;
 }
 
-#if MPI_VERSION >= 4
+#ifdef BENCH_SESSIONS
 static MPI_Session bench_session = MPI_SESSION_NULL; /* bench_group_comm's */
 #endif
 
 /* After MPI_Init: the communicator from a group, made from a session opened for it, or
- * MPI_COMM_NULL where the MPI below has no sessions (MPI 3: Open MPI 4.1). The session
+ * MPI_COMM_NULL where the MPI below has no sessions (Open MPI 4.1). The session
  * asks for MPI_THREAD_SINGLE, as MPI_Init does: MPICH's sessions default to
  * MPI_THREAD_MULTIPLE, under which HMPI takes its locks. */
 static inline MPI_Comm bench_group_comm(void)
 {
     MPI_Comm c = MPI_COMM_NULL;
-#if MPI_VERSION >= 4
+#ifdef BENCH_SESSIONS
     MPI_Info info;
     MPI_Group g;
     MPI_Info_create(&info);
@@ -225,7 +230,7 @@ static inline void bench_group_comm_free(MPI_Comm *c)
 {
     if (*c != MPI_COMM_NULL)
         MPI_Comm_free(c);
-#if MPI_VERSION >= 4
+#ifdef BENCH_SESSIONS
     if (bench_session != MPI_SESSION_NULL)
         MPI_Session_finalize(&bench_session);
 #endif

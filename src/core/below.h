@@ -49,12 +49,10 @@
     X(T_pvar_stop) X(T_pvar_read) X(T_pvar_write) X(T_pvar_reset) X(T_pvar_readreset)       \
     X(T_category_get_num) X(T_category_get_info) X(T_category_get_index)                    \
     X(T_category_get_cvars) X(T_category_get_pvars) X(T_category_get_categories)            \
-    X(T_category_changed) HMPI_BELOW_CALLS_4(X)
+    X(T_category_changed) HMPI_BELOW_CALLS_4(X) HMPI_BELOW_CALLS_SESSIONS(X)
 
-/* MPI 4's large-count calls HMPI defines (mpi/large.c, mpi/bsend.c), MPI_Comm_idup_with_info
- * (mpi/comm.c), the sessions' calls (mpi/init.c, mpi/session.c: MPI_Group_free forgets a
- * session's group there) and the constructors from groups (mpi/comm.c), where the MPI
- * below has them (MPICH 4, Open MPI 5; not Open MPI 4.1). */
+/* MPI 4's large-count calls HMPI defines (mpi/large.c, mpi/bsend.c), and MPI_Comm_idup_with_info
+ * (mpi/comm.c), where the MPI below has them (MPICH 4; not Open MPI 4.1). */
 #if MPI_VERSION >= 4
 #define HMPI_BELOW_CALLS_4(X)                                                              \
     X(Send_c) X(Ssend_c) X(Rsend_c) X(Bsend_c) X(Isend_c) X(Issend_c) X(Irsend_c)          \
@@ -67,14 +65,25 @@
     X(Allreduce_c) X(Scan_c) X(Exscan_c) X(Reduce_scatter_block_c) X(Reduce_scatter_c)      \
     X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)                \
     X(Comm_idup_with_info) X(T_category_get_num_events) X(T_category_get_events)            \
-    X(Isendrecv) X(Isendrecv_replace) X(Isendrecv_c) X(Isendrecv_replace_c)                 \
+    X(Isendrecv) X(Isendrecv_replace) X(Isendrecv_c) X(Isendrecv_replace_c)
+#else
+#define HMPI_BELOW_CALLS_4(X)
+#endif
+
+/* MPI 4's sessions (mpi/init.c, mpi/session.c: MPI_Group_free forgets a session's group
+ * there) and the constructors from groups (mpi/comm.c), where the MPI below has them:
+ * MPICH 4, and Open MPI 5, whose mpi.h says MPI_VERSION 3 (not Open MPI 4.1).
+ * HMPI_HAVE_SESSIONS guards what HMPI has of them. */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#define HMPI_HAVE_SESSIONS 1
+#define HMPI_BELOW_CALLS_SESSIONS(X)                                                       \
     X(Session_init) X(Session_finalize) X(Comm_create_from_group)                         \
     X(Intercomm_create_from_groups) X(Group_from_session_pset) X(Session_get_num_psets)     \
     X(Session_get_nth_pset) X(Session_get_info) X(Session_get_pset_info)                   \
     X(Session_get_errhandler) X(Session_set_errhandler) X(Session_call_errhandler)         \
     X(Group_free)
 #else
-#define HMPI_BELOW_CALLS_4(X)
+#define HMPI_BELOW_CALLS_SESSIONS(X)
 #endif
 // clang-format on
 
@@ -299,6 +308,9 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Isendrecv_replace hmpi_below.Isendrecv_replace
 #define PMPI_Isendrecv_c hmpi_below.Isendrecv_c
 #define PMPI_Isendrecv_replace_c hmpi_below.Isendrecv_replace_c
+#endif
+
+#ifdef HMPI_HAVE_SESSIONS
 #define PMPI_Session_init hmpi_below.Session_init
 #define PMPI_Session_finalize hmpi_below.Session_finalize
 #define PMPI_Comm_create_from_group hmpi_below.Comm_create_from_group

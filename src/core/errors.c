@@ -33,13 +33,14 @@ static const char *class_name(int code)
     switch (cls) {
 #define C(x) case x: return #x;
         C(MPI_ERR_BUFFER)
-        C(MPI_ERR_COUNT) C(MPI_ERR_TYPE) C(MPI_ERR_TAG) C(MPI_ERR_COMM) C(MPI_ERR_RANK)
-            C(MPI_ERR_REQUEST) C(MPI_ERR_ROOT) C(MPI_ERR_GROUP) C(MPI_ERR_OP) C(MPI_ERR_ARG)
-                C(MPI_ERR_TRUNCATE) C(MPI_ERR_OTHER) C(MPI_ERR_INTERN) C(MPI_ERR_IN_STATUS)
-                    C(MPI_ERR_WIN) C(MPI_ERR_RMA_SYNC) C(MPI_ERR_RMA_RANGE) C(MPI_ERR_RMA_CONFLICT)
+        C(MPI_ERR_COUNT)
+        C(MPI_ERR_TYPE) C(MPI_ERR_TAG) C(MPI_ERR_COMM) C(MPI_ERR_RANK) C(MPI_ERR_REQUEST)
+            C(MPI_ERR_ROOT) C(MPI_ERR_GROUP) C(MPI_ERR_OP) C(MPI_ERR_ARG) C(MPI_ERR_TRUNCATE)
+                C(MPI_ERR_OTHER) C(MPI_ERR_INTERN) C(MPI_ERR_IN_STATUS) C(MPI_ERR_WIN)
+                    C(MPI_ERR_RMA_SYNC) C(MPI_ERR_RMA_RANGE) C(MPI_ERR_RMA_CONFLICT)
                         C(MPI_ERR_LOCKTYPE) C(MPI_ERR_DISP) C(MPI_ERR_SIZE) C(MPI_ERR_NO_MEM)
                             C(MPI_ERR_INFO)
-#if MPI_VERSION >= 4
+#ifdef HMPI_HAVE_SESSIONS
                                 C(MPI_ERR_SESSION)
 #endif
 #undef C
@@ -110,7 +111,7 @@ int hmpi_err_win(MPI_Win win, int code, const char *fn)
     return code;
 }
 
-#if MPI_VERSION >= 4
+#ifdef HMPI_HAVE_SESSIONS
 int hmpi_err_session(MPI_Session s, int code, const char *fn)
 {
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;

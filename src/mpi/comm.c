@@ -1,15 +1,16 @@
 /* comm.c: every intercepted communicator constructor and destructor, and the contexts
  * they agree on for the communicator table (core/comm.c). Contexts, two disjoint ranges:
- *  - blocking constructors (below IDUP_BASE): each rank counts up; a new communicator
- *    takes the MAX of its members' next values (an allreduce over it), so all members
- *    agree and no two communicators of one rank share a context. COMM_WORLD is 0 and
- *    COMM_SELF 1.
- *  - nonblocking ones (MPI_Comm_idup, from IDUP_BASE): rank 0 of the parent hands out
- *    a context of its own range (its world rank in the high bits, a count below) and
- *    the members learn it from a nonblocking broadcast over the new communicator,
- *    started once the MPI below's duplication is complete; test and wait move both.
- *    Unique in the whole job, so several pending at once, or blocking ones made
- *    meanwhile, never meet it; no MAX needed. */
+ *  - below RANGE_BASE: MPI_COMM_WORLD's is 0, MPI_COMM_SELF's 1, and the communicators
+ *    HMPI makes for itself while it sets up (OPI's shadow of MPI_COMM_WORLD) count up
+ *    from 2, the same in every rank (hmpi_comm_starting: no agreement).
+ *  - from RANGE_BASE, every other one: rank 0 of the new communicator (of the parent,
+ *    for MPI_Comm_idup) hands out a context of its own range (its world rank in the
+ *    high bits, a count below) and the members learn it from a nonblocking broadcast
+ *    over the new communicator (for MPI_Comm_idup started once the MPI below's
+ *    duplication is complete; test and wait move both). Unique in the whole job with no
+ *    agreement, so constructors running at once in several threads of a rank never meet
+ *    (two communicators made at once by two threads once took the same context from a
+ *    MAX over the members' next values), nor idups pending meanwhile. */
 #include "../core/comm.h"
 #include "../core/errors.h"
 #include "../common/knobs.h"
@@ -17,14 +18,14 @@
 #include "../p2p/p2p.h"
 #include "session.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t next_ctx = 2;
+static uint32_t next_ctx = 2; /* set-up's own constructors: one thread */
 
-#define IDUP_BASE 0x80000000u
-static uint32_t idup_next; /* contexts this rank handed out as a parent's rank 0; engine
-                              lock (p2p.h) */
+#define RANGE_BASE 0x80000000u
+static _Atomic uint32_t range_next; /* contexts this rank handed out as a rank 0 */
 
 /* HMPI's end (mpi/init.c): every state is gone with the communicator table, and no
  * message of it is in flight past the last barrier, so a later set-up counts anew, from
@@ -32,7 +33,23 @@ static uint32_t idup_next; /* contexts this rank handed out as a parent's rank 0
 void hmpi_comm_contexts_reset(void)
 {
     next_ctx = 2;
-    idup_next = 0;
+    atomic_store(&range_next, 0);
+}
+
+/* A context of this rank's range, handed out as a new communicator's rank 0: its world
+ * rank above, its count below (2^31 / the world size of them: 33 million at 64 ranks).
+ * 0 (never such a context) when its count is used up: the new communicator is then not
+ * accelerated. */
+static uint32_t ctx_new(void)
+{
+    int wbits = 0;
+    while (wbits < 31 && (1u << wbits) < (uint32_t)hmpi_node.world_size)
+        wbits++;
+    int cbits = 31 - wbits;
+    uint32_t n = atomic_fetch_add(&range_next, 1);
+    if (cbits <= 0 || n >= (1u << cbits))
+        return 0;
+    return RANGE_BASE | ((uint32_t)hmpi_node.world_rank << cbits) | n;
 }
 
 static int hmpi_comm_register(MPI_Comm c)
@@ -43,30 +60,20 @@ static int hmpi_comm_register(MPI_Comm c)
     PMPI_Comm_test_inter(c, &inter);
     if (inter)
         return 0;
-    uint32_t ctx = next_ctx; /* at MPI_Init the same in every rank */
-    MPI_Request q;
-    if (!hmpi_comm_starting &&
-        (PMPI_Iallreduce(&next_ctx, &ctx, 1, MPI_UINT32_T, MPI_MAX, c, &q) != MPI_SUCCESS ||
-         hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL) != MPI_SUCCESS))
-        return -1; /* the below raised it; c stays with the below */
-    next_ctx = ctx + 1;
-    if (ctx >= IDUP_BASE)
-        return -1; /* the blocking range is used up (2^31 constructors) */
-    return hmpi_comm_add(c, ctx);
-}
-
-/* A context of the nonblocking range, handed out by this rank as a parent's rank 0:
- * its world rank above, its count below. 0 (never such a context) when its count is
- * used up: the new communicator is then not accelerated. */
-static uint32_t idup_ctx_new(void)
-{
-    int wbits = 0;
-    while (wbits < 31 && (1u << wbits) < (uint32_t)hmpi_node.world_size)
-        wbits++;
-    int cbits = 31 - wbits;
-    if (cbits <= 0 || idup_next >= (1u << cbits))
-        return 0;
-    return IDUP_BASE | ((uint32_t)hmpi_node.world_rank << cbits) | idup_next++;
+    uint32_t ctx = 0;
+    if (hmpi_comm_starting) {
+        ctx = next_ctx++;
+    } else {
+        int rank = 0;
+        PMPI_Comm_rank(c, &rank);
+        if (rank == 0)
+            ctx = ctx_new();
+        MPI_Request q;
+        if (PMPI_Ibcast(&ctx, 1, MPI_UINT32_T, 0, c, &q) != MPI_SUCCESS ||
+            hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL) != MPI_SUCCESS)
+            return -1; /* the below raised it; c stays with the below */
+    }
+    return ctx ? hmpi_comm_add(c, ctx) : -1;
 }
 
 /* ---- constructors and destructors ------------------------------------------------ */
@@ -186,9 +193,9 @@ static int idup_start(hmpi_comm_t *c, MPI_Comm comm, MPI_Info info, idup_below_f
     }
     c->idup_posted = 1;
     int err = below(comm, info, &d->newcomm, &d->dup); /* raises by itself */
-    hmpi_p2p_lock(); /* (also over idup_next: threads may post idups on other parents) */
+    hmpi_p2p_lock();
     if (err == MPI_SUCCESS && c->rank == 0)
-        d->ctx = idup_ctx_new();
+        d->ctx = ctx_new();
     if (err == MPI_SUCCESS) {
         r->poll = idup_poll;
         r->arg = d;
@@ -283,7 +290,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
 }
 HMPI_PMPI(Comm_create_group)
 
-#if MPI_VERSION >= 4
+#ifdef HMPI_HAVE_SESSIONS
 /* MPI 4's constructors from groups (with a session's psets, the only ones there are
  * under sessions): bad groups are HMPI's to refuse (session.h), since the MPI below
  * builds on MPI_GROUP_NULL (Open MPI 5.0) and on a group of a finalized session (both),

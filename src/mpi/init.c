@@ -57,7 +57,7 @@ void hmpi_comm_contexts_reset(void);
 static pthread_mutex_t life = PTHREAD_MUTEX_INITIALIZER;
 static int up;    /* HMPI is set up: hmpi_node.world is its world */
 static int lives; /* set-ups so far: the same in every rank, each being collective */
-#if MPI_VERSION >= 4
+#ifdef HMPI_HAVE_SESSIONS
 static int disabled; /* HMPI_DISABLE=1: sessions leave HMPI alone (the world model's
                         set-up still reads the knobs and makes the report) */
 static MPI_Session own = MPI_SESSION_NULL; /* HMPI's session, whose psets gave its world */
@@ -234,7 +234,7 @@ static void tear_down(void)
     hmpi_type_cache_reset();
     hmpi_node.active = 0;
     hmpi_node_release();
-#if MPI_VERSION >= 4
+#ifdef HMPI_HAVE_SESSIONS
     if (own != MPI_SESSION_NULL) {
         PMPI_Comm_free(&hmpi_node.world);
         PMPI_Comm_free(&hmpi_node.self);
@@ -246,7 +246,7 @@ static void tear_down(void)
     up = 0;
 }
 
-#if MPI_VERSION >= 4
+#ifdef HMPI_HAVE_SESSIONS
 /* The thread level a session was opened with (its info's "thread_level"; MPICH lists
  * MPI_THREAD_MULTIPLE when the program asked for none, Open MPI 5 lists nothing then). */
 static int session_level(MPI_Session s)
@@ -370,7 +370,7 @@ int MPI_Finalize(void)
     HMPI_ENTER("MPI_Finalize");
     pthread_mutex_lock(&life);
     int last = atomic_load(&hmpi_mpi_sessions) == 0 || hmpi_knobs.DISABLE;
-#if MPI_VERSION >= 4
+#ifdef HMPI_HAVE_SESSIONS
     if (up && !hmpi_knobs.DISABLE && hmpi_node.world == MPI_COMM_WORLD)
         move_world_if_kept(!last);
 #endif
@@ -388,7 +388,7 @@ int MPI_Finalize(void)
 }
 HMPI_PMPI(Finalize)
 
-#if MPI_VERSION >= 4
+#ifdef HMPI_HAVE_SESSIONS
 /* Sessions (MPI 4, §11.3): MPI runs while one is open, MPI_Init or not. The first init of
  * the process sets HMPI up on a world of its own; HMPI_DISABLE=1 (read here, before
  * anything collective: every rank must have it alike) leaves every session to the MPI

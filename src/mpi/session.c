@@ -11,7 +11,7 @@
 #include "../common/knobs.h"
 #include "../core/errors.h"
 
-#if MPI_VERSION >= 4
+#ifdef HMPI_HAVE_SESSIONS
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
 
 #include <mpi.h>
 
-#if MPI_VERSION >= 4
+#ifdef HMPI_HAVE_SESSIONS
 /* The program's session s was opened (by the MPI below: s is valid) or finalized. */
 void hmpi_session_opened(MPI_Session s);
 void hmpi_session_closed(MPI_Session s);

@@ -18,7 +18,7 @@ int main(int argc, char **argv)
         printf("errors_fatal: %s returned\n", c);
         return 0;
     }
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5) /* sessions */
     /* Under sessions alone: an error on a session's communicator, and one of no object
      * (a group of a session finalized since), which has no handler but the initial one. */
     if (strncmp(c, "session_", 8) == 0) {
