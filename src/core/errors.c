@@ -30,21 +30,20 @@ static const char *class_name(int code)
 {
     int cls = code;
     PMPI_Error_class(code, &cls);
+#ifdef HMPI_HAVE_SESSIONS
+    if (cls == MPI_ERR_SESSION)
+        return "MPI_ERR_SESSION";
+#endif
     switch (cls) {
 #define C(x) case x: return #x;
-        C(MPI_ERR_BUFFER)
-        C(MPI_ERR_COUNT)
-        C(MPI_ERR_TYPE) C(MPI_ERR_TAG) C(MPI_ERR_COMM) C(MPI_ERR_RANK) C(MPI_ERR_REQUEST)
-            C(MPI_ERR_ROOT) C(MPI_ERR_GROUP) C(MPI_ERR_OP) C(MPI_ERR_ARG) C(MPI_ERR_TRUNCATE)
-                C(MPI_ERR_OTHER) C(MPI_ERR_INTERN) C(MPI_ERR_IN_STATUS) C(MPI_ERR_WIN)
-                    C(MPI_ERR_RMA_SYNC) C(MPI_ERR_RMA_RANGE) C(MPI_ERR_RMA_CONFLICT)
-                        C(MPI_ERR_LOCKTYPE) C(MPI_ERR_DISP) C(MPI_ERR_SIZE) C(MPI_ERR_NO_MEM)
-                            C(MPI_ERR_INFO)
-#ifdef HMPI_HAVE_SESSIONS
-                                C(MPI_ERR_SESSION)
-#endif
+    C(MPI_ERR_BUFFER) C(MPI_ERR_COUNT) C(MPI_ERR_TYPE) C(MPI_ERR_TAG) C(MPI_ERR_COMM)
+    C(MPI_ERR_RANK) C(MPI_ERR_REQUEST) C(MPI_ERR_ROOT) C(MPI_ERR_GROUP) C(MPI_ERR_OP)
+    C(MPI_ERR_ARG) C(MPI_ERR_TRUNCATE) C(MPI_ERR_OTHER) C(MPI_ERR_INTERN)
+    C(MPI_ERR_IN_STATUS) C(MPI_ERR_WIN) C(MPI_ERR_RMA_SYNC) C(MPI_ERR_RMA_RANGE)
+    C(MPI_ERR_RMA_CONFLICT) C(MPI_ERR_LOCKTYPE) C(MPI_ERR_DISP) C(MPI_ERR_SIZE)
+    C(MPI_ERR_NO_MEM) C(MPI_ERR_INFO)
 #undef C
-                                    default : return "MPI error";
+    default: return "MPI error";
     }
 }
 
