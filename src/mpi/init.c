@@ -365,6 +365,9 @@ HMPI_PMPI(Init_thread)
  * open (MPI 4 lets a program use them past MPI_Finalize). */
 static int world_finalized;
 
+/* The last finalize tears HMPI down over its world: before the MPI below's when that is
+ * MPI_COMM_WORLD, after it when it is HMPI's own (MPI_Finalize of Open MPI 5 waits for
+ * every process's, so a rank must not wait there for a peer's later finalize first). */
 int MPI_Finalize(void)
 {
     HMPI_ENTER("MPI_Finalize");
@@ -374,16 +377,19 @@ int MPI_Finalize(void)
     if (up && !hmpi_knobs.DISABLE && hmpi_node.world == MPI_COMM_WORLD)
         move_world_if_kept(!last);
 #endif
-    if (up && !last)
+    int own_world = hmpi_node.world != MPI_COMM_WORLD;
+    if (up && own_world)
         world_end();
-    if (up && last)
+    else if (up && last)
         tear_down();
     hmpi_mpi_world = 0;
-    pthread_mutex_unlock(&life);
     int rc = PMPI_Finalize();
     world_finalized = 1;
+    if (up && own_world && last)
+        tear_down();
     if (atomic_load(&hmpi_mpi_sessions) == 0)
         hmpi_mpi_state = HMPI_STATE_AFTER;
+    pthread_mutex_unlock(&life);
     return rc;
 }
 HMPI_PMPI(Finalize)
@@ -425,13 +431,17 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *sess
 HMPI_PMPI(Session_init)
 
 /* The last finalize tears HMPI down: the program's session goes first (it may still
- * refuse), then HMPI's. A session the program does not hold open (a finalized one's
- * handle) reaches the MPI below as MPI_SESSION_NULL (session.h). */
+ * refuse), then HMPI's. A session the program does not hold open (MPI_SESSION_NULL, a
+ * finalized one's handle) is MPI_ERR_SESSION, of no object (Open MPI 5.0 says
+ * MPI_ERR_ARG of MPI_SESSION_NULL; the MPI below would read a freed one). */
 int MPI_Session_finalize(MPI_Session *session)
 {
-    MPI_Session s = session ? hmpi_session_checked(*session) : MPI_SESSION_NULL;
-    if (session && s != *session)
-        return PMPI_Session_finalize(&s);
+    if (session && !hmpi_knobs.DISABLE && hmpi_session_checked(*session) == MPI_SESSION_NULL)
+        return hmpi_raise_in(MPI_COMM_NULL,
+                             hmpi_err_what(MPI_ERR_SESSION, "session is not open (finalized "
+                                                            "already, or MPI_SESSION_NULL)"),
+                             "MPI_Session_finalize");
+    MPI_Session s = session ? *session : MPI_SESSION_NULL;
     int rc = PMPI_Session_finalize(session);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -117,7 +117,8 @@ static int shadow_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 
 static int final_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 {
-    shutdown_once();
+    if (atomic_load(&hmpi_mpi_sessions) == 0) /* else OPI lives on with the sessions */
+        shutdown_once();
     return MPI_SUCCESS;
 }
 
