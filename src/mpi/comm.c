@@ -64,13 +64,15 @@ static int hmpi_comm_register(MPI_Comm c)
     if (hmpi_comm_starting) {
         ctx = next_ctx++;
     } else {
-        int rank = 0;
+        int rank = 0, size = 0;
         PMPI_Comm_rank(c, &rank);
+        PMPI_Comm_size(c, &size);
         if (rank == 0)
             ctx = ctx_new();
         MPI_Request q;
-        if (PMPI_Ibcast(&ctx, 1, MPI_UINT32_T, 0, c, &q) != MPI_SUCCESS ||
-            hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL) != MPI_SUCCESS)
+        if (size > 1 && /* (one member: nothing to tell anyone) */
+            (PMPI_Ibcast(&ctx, 1, MPI_UINT32_T, 0, c, &q) != MPI_SUCCESS ||
+             hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL) != MPI_SUCCESS))
             return -1; /* the below raised it; c stays with the below */
     }
     return ctx ? hmpi_comm_add(c, ctx) : -1;

@@ -124,8 +124,12 @@ static uint64_t *load_settings(int rank, int size, int provided)
         PMPI_Abort(hmpi_node.world, 1);
     }
     MPI_Request q;
-    PMPI_Iallgather(mine, 3, MPI_LONG_LONG, all, 3, MPI_LONG_LONG, hmpi_node.world, &q);
-    hmpi_node_below_wait(1, &q);
+    if (size == 1) { /* (MPICH 4.0.2 crashes in this collective of one process, sessions) */
+        memcpy(all, mine, sizeof mine);
+    } else {
+        PMPI_Iallgather(mine, 3, MPI_LONG_LONG, all, 3, MPI_LONG_LONG, hmpi_node.world, &q);
+        hmpi_node_below_wait(1, &q);
+    }
     long long first = quiet, low = report, high = report;
     for (int r = 0; r < size; r++) {
         first = all[3 * r] < first ? all[3 * r] : first;
@@ -144,6 +148,21 @@ static uint64_t *load_settings(int rank, int size, int provided)
     return host;
 }
 
+/* The minimum of v over HMPI's world (collective), by the MPI below, waited for as
+ * the set-up's calls are. Alone in the world it is v: MPICH 4.0.2 crashes in the wait
+ * of a collective of one process under sessions. */
+static int world_min(int v)
+{
+    int size = 0, all = v;
+    PMPI_Comm_size(hmpi_node.world, &size);
+    if (size > 1) {
+        MPI_Request q;
+        PMPI_Iallreduce(&v, &all, 1, MPI_INT, MPI_MIN, hmpi_node.world, &q);
+        hmpi_node_below_wait(1, &q);
+    }
+    return all;
+}
+
 /* The shared region: made at the first set-up. A later one finds it mapped still, and
  * attached in every rank that attached it then: the ranks go on with it if all did (the
  * node's ranks are the same processes, as HMPI's world is), else pass through. */
@@ -151,11 +170,7 @@ static int node_region(void)
 {
     if (lives == 0)
         return hmpi_node_region_setup();
-    int mine = hmpi_heap_active(), all = 0;
-    MPI_Request q;
-    PMPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, hmpi_node.world, &q);
-    hmpi_node_below_wait(1, &q);
-    return all ? hmpi_node_region_again() : -1;
+    return world_min(hmpi_heap_active()) ? hmpi_node_region_again() : -1;
 }
 
 /* Sets HMPI up over hmpi_node.world (collective over it). */
@@ -167,11 +182,16 @@ static void set_up(int provided)
     PMPI_Comm_rank(hmpi_node.world, &hmpi_log_rank);
     uint64_t *host = load_settings(hmpi_log_rank, size, provided);
     int all = 0;
-    if (!hmpi_knobs.DISABLE) {
-        int ok = hmpi_node_discover(host) == 0 && node_region() == 0;
-        MPI_Request q;
-        PMPI_Iallreduce(&ok, &all, 1, MPI_INT, MPI_MIN, hmpi_node.world, &q);
-        hmpi_node_below_wait(1, &q);
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40100000
+    /* MPICH 4.0 running one process under sessions crashes in the wait of any pending
+     * request that needs its network (its UCX worker is not there): HMPI, whose own
+     * collectives on the program's communicators would meet that, passes through. */
+    int below_alone = !hmpi_mpi_world && size == 1;
+#else
+    int below_alone = 0;
+#endif
+    if (!hmpi_knobs.DISABLE && !below_alone) {
+        all = world_min(hmpi_node_discover(host) == 0 && node_region() == 0);
     }
     free(host);
     hmpi_node.active = all;
@@ -221,7 +241,7 @@ static void world_end(void)
 static void tear_down(void)
 {
     hmpi_report_finalize();
-    if (hmpi_node.active)
+    if (hmpi_node.active && hmpi_node.world_size > 1)
         hmpi_p2p_below_arrive(hmpi_node.world);
     hmpi_opi_finalize();
     if (hmpi_node.active) {

@@ -199,9 +199,15 @@ static int cma_check(void)
  * set-up (node/agree.c). Returns 0, or -1 (logged). */
 static int below_comms_make(void)
 {
-    if (PMPI_Comm_dup(hmpi_node.self, &hmpi_p2p_engine.poke_comm) == MPI_SUCCESS)
+    /* No poke alone in the world: no remote peer can wait for this rank (and MPICH
+     * 4.0.2 crashes in MPI_Test of the poke's receive when it runs one process under
+     * sessions). */
+    if (hmpi_node.world_size > 1 &&
+        PMPI_Comm_dup(hmpi_node.self, &hmpi_p2p_engine.poke_comm) == MPI_SUCCESS)
         PMPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, hmpi_p2p_engine.poke_comm, &hmpi_p2p_engine.poke_req);
     MPI_Request q;
+    if (hmpi_node.world_size == 1) /* no arrival to wait for, nobody to meet */
+        return 0;
     if (PMPI_Comm_idup(hmpi_node.world, &hmpi_p2p_engine.meet_comm, &q) != MPI_SUCCESS ||
         hmpi_node_below_wait(1, &q) != MPI_SUCCESS) {
         hmpi_log_error("cannot copy HMPI's world for the arrivals into constructors");
