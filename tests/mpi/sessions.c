@@ -17,7 +17,7 @@ static void on_error(MPI_Comm *comm, int *code, ...)
     handled++;
 }
 
-/* A one-rank communicator: a message to itself, a reduction over itself. */
+/* A one-rank communicator: a message to itself, collectives and a window over itself. */
 static void self_traffic(MPI_Session s)
 {
     MPI_Comm c = comm_of(s, "mpi://SELF", "org.hmpi.test.self");
@@ -38,6 +38,7 @@ static void self_traffic(MPI_Session s)
         CHECK(in[i] == (i ^ 0x5a5a), "self element %d: %d", i, in[i]);
     traffic(c, 11);
     collectives(c, 12);
+    window(c, 13);
     free(out);
     free(in);
     MPI_Comm_free(&c);

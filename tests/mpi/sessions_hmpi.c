@@ -3,7 +3,8 @@
  *  - HMPI is active (HMPI_Active), unless HMPI_DISABLE=1;
  *  - messages on a communicator from MPI_Comm_create_from_group go through HMPI: its
  *    counters (the performance variables hmpi_msgs_*) count every one, by a protocol of
- *    the node for a peer on this node, as remote for another (simulated) node;
+ *    the node for a peer on this node, as remote for another (simulated) node; and so do
+ *    its collectives (hmpi_coll_allreduce) and a window on it (hmpi_rma_*);
  *  - memory allocated before the first init is private (HMPI_Is_shared 0), is sent and
  *    received correctly and is freed after it; memory allocated after is shared;
  *  - OPI on the communicator: enabled, buffers given and taken around the ring (with
@@ -23,22 +24,42 @@ static const char *counters[] = {"hmpi_msgs_immediate", "hmpi_msgs_copy", "hmpi_
                                  "hmpi_msgs_cma",       "hmpi_msgs_pipe", "hmpi_msgs_remote"};
 enum { NCOUNTERS = 6, REMOTE = 5 };
 
+static const char *others[] = {"hmpi_coll_allreduce", "hmpi_rma_windows", "hmpi_rma_puts_local",
+                               "hmpi_rma_puts_remote"};
+enum { NOTHERS = 4, ALLREDUCES = 10 };
+
 static MPI_T_pvar_session pvars;
-static MPI_T_pvar_handle handles[NCOUNTERS];
+static MPI_T_pvar_handle handles[NCOUNTERS], other_handles[NOTHERS];
+
+/* A started handle of HMPI's counter name. */
+static MPI_T_pvar_handle counter_handle(const char *name)
+{
+    int idx, n;
+    MPI_T_pvar_handle h;
+    CHECK(MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS, "no %s", name);
+    CHECK(MPI_T_pvar_handle_alloc(pvars, idx, NULL, &h, &n) == MPI_SUCCESS && n == 1,
+          "handle of %s", name);
+    CHECK(MPI_T_pvar_start(pvars, h) == MPI_SUCCESS, "start %s", name);
+    return h;
+}
+
+/* What counter i of others counted since the last read. */
+static unsigned long long other_read(int i)
+{
+    unsigned long long v = 0;
+    CHECK(MPI_T_pvar_readreset(pvars, other_handles[i], &v) == MPI_SUCCESS, "read %s", others[i]);
+    return v;
+}
 
 static void counters_start(void)
 {
     int provided;
     CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS, "MPI_T_init_thread");
     CHECK(MPI_T_pvar_session_create(&pvars) == MPI_SUCCESS, "pvar session");
-    for (int i = 0; i < NCOUNTERS; i++) {
-        int idx, n;
-        CHECK(MPI_T_pvar_get_index(counters[i], MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS,
-              "no %s", counters[i]);
-        CHECK(MPI_T_pvar_handle_alloc(pvars, idx, NULL, &handles[i], &n) == MPI_SUCCESS && n == 1,
-              "handle of %s", counters[i]);
-        CHECK(MPI_T_pvar_start(pvars, handles[i]) == MPI_SUCCESS, "start %s", counters[i]);
-    }
+    for (int i = 0; i < NCOUNTERS; i++)
+        handles[i] = counter_handle(counters[i]);
+    for (int i = 0; i < NOTHERS; i++)
+        other_handles[i] = counter_handle(others[i]);
 }
 
 /* Messages this rank sent since the last call: by the node's protocols, and remote. */
@@ -215,6 +236,38 @@ int main(void)
     free(early);
     free(late);
 
+    /* The collectives and a window on the communicator are HMPI's too. */
+    for (int i = 0; i < NOTHERS; i++)
+        other_read(i);
+    for (int i = 0; i < ALLREDUCES; i++) {
+        long v = rank + i, sum = 0;
+        CHECK(MPI_Allreduce(&v, &sum, 1, MPI_LONG, MPI_SUM, c) == MPI_SUCCESS, "Allreduce");
+        CHECK(sum == (long)size * (size - 1) / 2 + (long)size * i, "sum %ld", sum);
+    }
+    CHECK(other_read(0) == (unsigned long long)(active ? ALLREDUCES : 0),
+          "HMPI did %llu of %d allreduces", other_read(0), ALLREDUCES);
+    int *base, one = rank + 1;
+    MPI_Win win;
+    CHECK(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, c, &base, &win) == MPI_SUCCESS,
+          "Win_allocate");
+    *base = 0;
+    MPI_Win_fence(0, win);
+    CHECK(MPI_Put(&one, 1, MPI_INT, next, 0, 1, MPI_INT, win) == MPI_SUCCESS, "Put");
+    MPI_Win_fence(0, win);
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40100000
+    int put_known = active; /* MPICH 4.0.2 alone puts one int into the wrong window here */
+#else
+    int put_known = 1;
+#endif
+    CHECK(!put_known || *base == prev + 1, "put: %d", *base);
+    MPI_Win_free(&win);
+    unsigned long long wins = other_read(1), puts_local = other_read(2),
+                       puts_remote = other_read(3);
+    CHECK(wins == (unsigned long long)active, "HMPI accelerates %llu windows", wins);
+    CHECK(puts_local == (unsigned long long)(active && near) &&
+              puts_remote == (unsigned long long)(active && !near),
+          "the put to rank %d: %llu local, %llu remote", next, puts_local, puts_remote);
+
     /* Open MPI 5.0.7 alone hangs here: its MPI_Comm_create_from_group does not match
      * the receive a peer's MPI_Ssend waits for. HMPI's arrival lets it through. */
 #ifdef OPEN_MPI
@@ -226,6 +279,8 @@ int main(void)
 
     for (int i = 0; i < NCOUNTERS; i++)
         MPI_T_pvar_handle_free(pvars, &handles[i]);
+    for (int i = 0; i < NOTHERS; i++)
+        MPI_T_pvar_handle_free(pvars, &other_handles[i]);
     MPI_T_pvar_session_free(&pvars);
     MPI_T_finalize();
     MPI_Comm_free(&c);
