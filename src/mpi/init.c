@@ -65,13 +65,11 @@ static MPI_Session own = MPI_SESSION_NULL; /* HMPI's session, whose psets gave i
 
 static int start_parts(int provided)
 {
-    if (hmpi_p2p_init() != 0)
+    if ((hmpi_mpi_world && hmpi_comm_world_start() != 0) || hmpi_p2p_init() != 0)
         return -1;
     hmpi_op_init();
     if (hmpi_coll_init() != 0 || hmpi_rma_init() != 0 ||
         hmpi_opi_init(provided == MPI_THREAD_MULTIPLE) != 0)
-        return -1;
-    if (hmpi_mpi_world && hmpi_comm_world_start() != 0)
         return -1;
     int *ub, flag = 0;
     PMPI_Comm_get_attr(hmpi_node.world, MPI_TAG_UB, &ub, &flag);
