@@ -293,8 +293,8 @@ void hmpi_coll_comm_free(hmpi_comm_t *c)
         /* After this barrier no member is inside a collective on c: nobody reads our
          * slot or scratch any more. MPI_Comm_free is collective, so this may block.
          * (At MPI_Finalize every rank already passed a barrier on MPI_COMM_WORLD.) */
-        if (hmpi_p2p_below_nb(c))
-            hmpi_p2p_below_arrive(c->handle);
+        if (hmpi_comm_below_nb(c))
+            hmpi_comm_arrive(c->handle);
         else
             PMPI_Barrier(c->handle);
     }

@@ -22,7 +22,7 @@ typedef struct hmpi_comm_s {
     void *coll;             /* collectives' state (coll/), made on first use */
     int refs;               /* the handle, plus every HMPI request bound to it */
     uint8_t wait_as;        /* 0, or 1 + the wait family (shm/wait.h) of every wait on it */
-    uint8_t idup_posted;    /* an MPI_Comm_idup of it was posted (p2p.h, hmpi_p2p_below_nb) */
+    uint8_t idup_posted;    /* an MPI_Comm_idup of it was posted (hmpi_comm_below_nb) */
     struct hmpi_comm_s *next; /* hash chain */
 } hmpi_comm_t;
 
@@ -52,6 +52,48 @@ int hmpi_comm_add(MPI_Comm c, uint32_t ctx);
 void hmpi_comm_forget(MPI_Comm c);
 static inline void hmpi_comm_ref(hmpi_comm_t *s) { s->refs++; }
 void hmpi_comm_unref(hmpi_comm_t *s);
+
+/* Whether HMPI may add nonblocking collectives of its own (the arrival, the setups'
+ * allgathers) to c's sequence in the MPI below; where not, it keeps the blocking call.
+ * Not over Open MPI 4.1 once an MPI_Comm_idup was posted on c: its idup issues later
+ * rounds on c from its progress, at a point in c's sequence that differs between
+ * members, so a nonblocking collective of HMPI's there could match the wrong one (a
+ * hang, seen in comm_idup). Every member posts its idups in the same order among its
+ * collectives on c, so every member answers alike. */
+static inline int hmpi_comm_below_nb(const hmpi_comm_t *c)
+{
+#ifdef OPEN_MPI
+    return !c->idup_posted;
+#else
+    (void)c;
+    return 1;
+#endif
+}
+
+/* ---- constructors (context.c) ---------------------------------------------------------- */
+
+/* The first context of the nonblocking constructors' range. */
+#define HMPI_CTX_IDUP_BASE 0x80000000u
+
+/* Before a constructor of the MPI below that blocks until the members of comm arrive:
+ * a member may have posted a receive that a peer, not here yet, waits in a synchronous
+ * send to see matched, and the below's blocking call would not move HMPI's engine. A
+ * nonblocking barrier, waited for with that progress, lets every member in first. Only
+ * over a communicator HMPI knows, so every member does it alike (an intercommunicator or
+ * a bad handle goes straight to the below). Collective over comm. */
+int hmpi_comm_arrive(MPI_Comm comm);
+/* Agrees on a context for the new intracommunicator c (collective over it) and enters
+ * its state; nothing for MPI_COMM_NULL, an intercommunicator, or when HMPI is off.
+ * Returns 0, or -1 when c stays with the MPI below (not accelerated). */
+int hmpi_comm_register(MPI_Comm c);
+/* A context of the nonblocking range, handed out by this rank as a parent's rank 0: its
+ * world rank above, its count below. 0 (never such a context) when its count is used
+ * up: the new communicator is then not accelerated. Thread-safe. */
+uint32_t hmpi_comm_idup_ctx(void);
+/* MPI_Comm_dup (arrival, the below's dup, registration) and MPI_Comm_free (the state
+ * forgotten, then the below's free), for HMPI's own communicators as for the program's. */
+int hmpi_comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int hmpi_comm_free(MPI_Comm *comm);
 
 int hmpi_comm_init(void);
 void hmpi_comm_finalize(void);

@@ -31,7 +31,7 @@ void hmpi_opi_finalize(void);
 
 static int start_parts(int provided)
 {
-    if (hmpi_comm_init() != 0 || hmpi_p2p_init() != 0)
+    if (hmpi_comm_init() != 0 || hmpi_p2p_init(provided) != 0)
         return -1;
     hmpi_op_init();
     if (hmpi_coll_init() != 0 || hmpi_rma_init() != 0 || hmpi_opi_init() != 0)
@@ -40,8 +40,8 @@ static int start_parts(int provided)
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     if (flag)
         hmpi_tag_ub = *ub;
-    hmpi_p2p_threaded = provided == MPI_THREAD_MULTIPLE;
-    if (hmpi_p2p_threaded) /* no type cache across threads: what the parts' start put there goes */
+    if (provided == MPI_THREAD_MULTIPLE) /* no type cache across threads: what the parts'
+                                            start put there goes */
         hmpi_type_cache_off();
     return 0;
 }

@@ -8,7 +8,7 @@
  * message is matched out of posting order and nothing relies on MPI_Cancel.
  * Invariant this rests on: every message between two ranks of one node on an
  * accelerated communicator travels through HMPI, never through the MPI below. */
-#include "p2p.h"
+#include "engine.h"
 #include "../common/stats.h"
 
 int hmpi_bridge_pending;
@@ -62,7 +62,7 @@ void hmpi_bridge_wild_done(hmpi_comm_t *c)
         int err = post_below(d);
         if (err != MPI_SUCCESS) {
             hmpi_status_set(&d->status, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0);
-            hmpi_p2p_finish(d);
+            hmpi_req_finish(d);
         }
     }
 }
@@ -88,7 +88,7 @@ void hmpi_bridge_progress(void)
         int err = PMPI_Imrecv(w->buf, w->count, w->type, &msg, &w->below);
         if (err != MPI_SUCCESS) {
             hmpi_status_set(&w->status, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0);
-            hmpi_p2p_finish(w);
+            hmpi_req_finish(w);
         }
         hmpi_stat_add(HMPI_STAT_wild_remote, 1);
         hmpi_bridge_wild_done(w->comm);
@@ -107,6 +107,17 @@ int hmpi_bridge_send_below(const void *buf, int count, MPI_Datatype type, int de
     case HMPI_MODE_READY: return PMPI_Rsend(buf, count, type, dest, tag, comm);
     case HMPI_MODE_BUFFERED: return PMPI_Bsend(buf, count, type, dest, tag, comm);
     default: return PMPI_Send(buf, count, type, dest, tag, comm);
+    }
+}
+
+int hmpi_bridge_send_init_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                                MPI_Comm comm, int mode, MPI_Request *req)
+{
+    switch (mode) {
+    case HMPI_MODE_SYNC: return PMPI_Ssend_init(buf, count, type, dest, tag, comm, req);
+    case HMPI_MODE_READY: return PMPI_Rsend_init(buf, count, type, dest, tag, comm, req);
+    case HMPI_MODE_BUFFERED: return PMPI_Bsend_init(buf, count, type, dest, tag, comm, req);
+    default: return PMPI_Send_init(buf, count, type, dest, tag, comm, req);
     }
 }
 
@@ -157,7 +168,8 @@ int hmpi_p2p_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t
     int flag = 0, err;
     while ((err = PMPI_Test(req, &flag, status)) == MPI_SUCCESS && !flag) {
         hmpi_p2p_lock();
-        hmpi_p2p_waiting(&b, &since);
+        hmpi_p2p_progress();
+        hmpi_p2p_wait_step(&b, &since);
         hmpi_p2p_unlock();
     }
     hmpi_wait_end(&b, f);
@@ -167,16 +179,9 @@ int hmpi_p2p_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t
 int hmpi_p2p_below_allgather(const hmpi_comm_t *c, const void *mine, int bytes, void *all,
                              MPI_Comm comm, hmpi_wait_family_t f)
 {
-    if (!hmpi_p2p_below_nb(c))
+    if (!hmpi_comm_below_nb(c))
         return PMPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, comm);
     MPI_Request q;
     int err = PMPI_Iallgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, comm, &q);
     return err ? err : hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, f);
-}
-
-int hmpi_p2p_below_arrive(MPI_Comm comm)
-{
-    MPI_Request q;
-    int err = PMPI_Ibarrier(comm, &q);
-    return err ? err : hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL);
 }

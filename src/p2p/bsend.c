@@ -3,7 +3,7 @@
  * waits for the match), so the attached buffer only bounds how much may be
  * outstanding: a send that would not fit gets MPI_ERR_BUFFER, as the standard
  * requires. The engine gives room back as the messages are received. */
-#include "p2p.h"
+#include "engine.h"
 
 static size_t attached; /* bytes of the attached buffer (0: none) */
 static size_t used;     /* bytes held by buffered local messages not yet received */
@@ -27,22 +27,18 @@ void hmpi_bsend_release(size_t bytes)
     used -= bytes + MPI_BSEND_OVERHEAD;
 }
 
-void hmpi_bsend_attach(size_t size)
-{
-    attached = size;
-}
-
-/* Every buffered message must be delivered before the buffer goes back. */
-void hmpi_bsend_drain(void)
+/* MPI_Buffer_attach (size) and detach (0, after drain: every buffered message must be
+ * delivered before the buffer goes back). */
+void hmpi_p2p_buffer(size_t size, int drain)
 {
     hmpi_backoff_t b = {0};
+    uint64_t since = 0;
     hmpi_p2p_lock();
-    while (used > 0) {
+    while (drain && used > 0) {
         hmpi_p2p_progress();
-        hmpi_p2p_unlock();
-        hmpi_backoff(&b);
-        hmpi_p2p_lock();
+        hmpi_p2p_wait_step(&b, &since);
     }
+    attached = size;
     hmpi_p2p_unlock();
     hmpi_wait_end(&b, HMPI_WAIT_SEND);
 }
