@@ -53,7 +53,7 @@ static const launcher_t launchers[] = {
     {"PMI_SIZE", "PMI_RANK", "MPI_LOCALNRANKS", "MPICH's mpiexec (Hydra)",
      "start it with hmpirun (or " HMPI_BUILD_MPIEXEC ") of the MPICH it was built with"},
     {"FLUX_JOB_SIZE", "FLUX_TASK_RANK", NULL, "flux run",
-     PICK("flux run must offer PMI-1 (-o pmi=simple, its default)",
+     PICK("flux run must offer PMI-1 (-o pmi=simple)",
           "add -o pmi=pmix to flux run (the flux-pmix plugin)",
           "start it with the PMI its MPI speaks")},
     {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID", NULL, "srun",

@@ -14,7 +14,8 @@
 #   hmpirun    hmpirun inside salloc (Open MPI as root: --allow-run-as-root)
 #   singleton  plain srun -n 2, no --mpi: MPICH runs two one-rank jobs and HMPI says so on
 #              each task, naming --mpi=pmi2 (and stops them with HMPI_SINGLETON=abort);
-#              Open MPI refuses in its MPI_Init, before HMPI runs
+#              Open MPI refuses in its MPI_Init, before HMPI runs; the same with the
+#              other MPI's plugin (wrong-plugin: --mpi=pmix for MPICH, pmi2 for Open MPI)
 #   kill       a rank SIGKILLed while the others wait in an HMPI barrier
 #              (tests/mpi/fault_victim): the step ends within 15 s, no rank survives,
 #              HMPI_SHM_DIR is left empty
@@ -336,6 +337,21 @@ leg() {
     none '^job: '
   else
     # Open MPI stops in its own MPI_Init, before HMPI could say anything.
+    want_fail
+    some "OMPI was not built with SLURM's PMI support"
+    none '^job: |HMPI active'
+  fi
+  verdict
+
+  # The other plugin: MPICH cannot speak PMIx (srun --mpi=pmix), Open MPI 4.1 not pmi2.
+  local other=pmix
+  [ "$MPI" = openmpi ] && other=pmi2
+  run wrong-plugin srun --mpi="$other" -n 2 "$bin/job-linked" hello
+  if [ "$MPI" = mpich ]; then
+    want_rc 0
+    want 2 '^hmpi: warning: srun started this program as task [01] of 2 .*--mpi=pmi2'
+    want 2 '^job: rank 0 of 1 on .*: HMPI pass-through$'
+  else
     want_fail
     some "OMPI was not built with SLURM's PMI support"
     none '^job: |HMPI active'
