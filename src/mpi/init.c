@@ -14,6 +14,7 @@
 #include "../core/mismatch.h"
 #include "../core/op.h"
 #include "../core/report.h"
+#include "../core/singleton.h"
 #include "pt2pt.h"
 
 #include <stdatomic.h>
@@ -98,9 +99,10 @@ static void hmpi_start(int provided)
     hmpi_mpi_check_launcher(size);
     PMPI_Comm_rank(MPI_COMM_WORLD, &hmpi_log_rank);
     uint64_t *host = load_settings(hmpi_log_rank, size, provided);
+    int alone = hmpi_mpi_check_singleton(size); /* needs the knobs: HMPI_SINGLETON */
     int all = 0;
     if (!hmpi_knobs.DISABLE) {
-        int ok = hmpi_node_discover(host) == 0 && hmpi_node_region_setup() == 0;
+        int ok = hmpi_node_discover(host) == 0 && !alone && hmpi_node_region_setup() == 0;
         MPI_Request q;
         PMPI_Iallreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &q);
         hmpi_node_below_wait(1, &q);
