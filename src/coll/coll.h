@@ -51,8 +51,9 @@
  *    slot or scratch needs no such wait (the claims protect it).
  *
  * Memory held outside the slot (scratch, staged copies) belongs to its owner and is
- * freed only by it. A communicator's team is torn down after a barrier of the MPI
- * below on it (hmpi_coll_comm_free), when nobody reads any slot any more.
+ * freed only by it. A communicator's team goes when its state does: each member
+ * publishes one last epoch ("gone"), and frees its slot and scratch once every member
+ * is gone (comm.c), with no wait and no barrier.
  */
 enum {
     HMPI_COLL_ARRIVED = HMPI_EPOCH_ARRIVED,
@@ -119,7 +120,7 @@ typedef enum { HMPI_COLL_PASS, HMPI_COLL_FLAT, HMPI_COLL_HIER, HMPI_COLL_SETUP }
 
 struct hmpi_coll_op_s;
 
-typedef struct {
+typedef struct hmpi_coll_comm_s {
     hmpi_coll_mode_t mode;
     hmpi_coll_team_t team;
     MPI_Comm leaders;         /* HIER: one rank per node (MPI_COMM_NULL elsewhere) */
@@ -140,6 +141,7 @@ typedef struct {
     /* SETUP: the setup's exchange in flight (comm.c). */
     MPI_Request setup_req;
     void *setup_rec;
+    struct hmpi_coll_comm_s *zombie_next; /* gone, its slot still read (comm.c) */
 } hmpi_coll_comm_t;
 
 /* The collective state of c for a blocking collective, making it on first use

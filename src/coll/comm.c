@@ -320,6 +320,26 @@ static void setup_wait(hmpi_comm_t *c, hmpi_coll_comm_t *s)
     hmpi_p2p_unlock();
 }
 
+/* States of communicators gone whose slots a member may still read: a member behind in
+ * the last epochs, or in the last meeting in member 0's line. Each member, as its state
+ * goes, publishes one more epoch of its own, DONE at once ("gone": it will read nothing
+ * of the team's again); a member's slot and scratch go once every member is gone, which
+ * needs no wait and no barrier (members may free their communicators in any order).
+ * Reaped at every later setup of a communicator's state and at MPI_Finalize. Engine
+ * lock, or the program's one thread. */
+static hmpi_coll_comm_t *zombies;
+
+static void release(hmpi_coll_comm_t *s)
+{
+    hmpi_heap_free(s->team.scratch.p);
+    hmpi_heap_free(s->team.small[0].p);
+    hmpi_heap_free(s->team.small[1].p);
+    hmpi_heap_free(s->my_slot);
+    hmpi_heap_free(s);
+}
+
+static void reap(void);
+
 hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p)
 {
     hmpi_comm_t *c = hmpi_comm_get(comm);
@@ -328,8 +348,11 @@ hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p)
     if (c->has_remote && !hmpi_knobs.COLL_HIER)
         return NULL; /* every member sees has_remote alike */
     hmpi_coll_comm_t *s = c->coll;
-    if (!s)
+    if (!s) {
+        if (zombies)
+            reap();
         c->coll = s = hmpi_coll_setup_begin(c);
+    }
     setup_wait(c, s);
     if (s->nbc_head)
         hmpi_coll_drain(s);
@@ -351,6 +374,8 @@ hmpi_coll_comm_t *hmpi_coll_get_nb(MPI_Comm comm, hmpi_comm_t **c_p)
          * Every member decides alike. */
         if (c->has_remote || !hmpi_comm_below_nb(c))
             return NULL;
+        if (zombies)
+            reap();
         c->coll = s = hmpi_coll_setup_begin(c);
     }
     *c_p = c;
@@ -359,41 +384,63 @@ hmpi_coll_comm_t *hmpi_coll_get_nb(MPI_Comm comm, hmpi_comm_t **c_p)
 
 /* ---- teardown ------------------------------------------------------------------------------ */
 
-/* Called by mpi/comm.c when the communicator is freed (and at MPI_Finalize). */
-void hmpi_coll_comm_free(hmpi_comm_t *c)
+/* 1 once every member published its gone epoch (or the job is finalizing: every member
+ * passed MPI_Finalize's barrier). */
+static int all_gone(const hmpi_coll_comm_t *s)
+{
+    const hmpi_epoch_t *ep = &s->team.ep;
+    for (int i = 0; i < ep->n && !hmpi_coll_finalizing; i++)
+        if (i != ep->me && !hmpi_epoch_finished(ep, i, ep->epoch))
+            return 0;
+    return 1;
+}
+
+static void reap(void)
+{
+    for (hmpi_coll_comm_t **pp = &zombies; *pp;) {
+        hmpi_coll_comm_t *s = *pp;
+        if (!all_gone(s)) {
+            pp = &s->zombie_next;
+            continue;
+        }
+        *pp = s->zombie_next;
+        release(s);
+    }
+}
+
+/* The communicator's state goes (hmpi_comm_part_free: its last reference dropped, so no
+ * operation of it is queued and no setup in flight). */
+static void comm_free(hmpi_comm_t *c)
 {
     hmpi_coll_comm_t *s = c->coll;
-    if (!s)
-        return;
-    if (s->my_slot && !hmpi_coll_finalizing) {
-        /* After this barrier no member is inside a collective on c: nobody reads our
-         * slot or scratch any more. MPI_Comm_free is collective, so this may block.
-         * (At MPI_Finalize every rank already passed a barrier on MPI_COMM_WORLD.) */
-        if (hmpi_comm_below_nb(c))
-            hmpi_comm_arrive(c->handle);
-        else
-            PMPI_Barrier(c->handle);
-    }
-    hmpi_heap_free(s->team.scratch.p);
-    hmpi_heap_free(s->team.small[0].p);
-    hmpi_heap_free(s->team.small[1].p);
-    hmpi_heap_free(s->my_slot);
+    c->coll = NULL;
+    HMPI_ASSERT(!s->nbc_head && s->mode != HMPI_COLL_SETUP);
     if (s->leaders != MPI_COMM_NULL)
         PMPI_Comm_free(&s->leaders);
     if (s->others != MPI_COMM_NULL)
         PMPI_Comm_free(&s->others);
-    hmpi_heap_free(s);
-    c->coll = NULL;
+    if (!s->my_slot || s->team.ep.n == 0) {
+        release(s);
+        return;
+    }
+    if (!hmpi_coll_finalizing) { /* gone: one epoch more, DONE at once */
+        uint64_t e = hmpi_coll_begin(&s->team);
+        hmpi_coll_publish(&s->team, e, HMPI_COLL_DONE);
+    }
+    s->zombie_next = zombies;
+    zombies = s;
+    reap();
 }
 
 int hmpi_coll_init(void)
 {
     hmpi_coll_finalizing = 0;
     hmpi_coll_nbc_init();
+    hmpi_comm_part_free = comm_free;
     return 0;
 }
 
 void hmpi_coll_finalize(void)
 {
-    hmpi_coll_finalizing = 1;
+    hmpi_coll_finalizing = 1; /* the communicators' states go next (core's finalize) */
 }

@@ -52,6 +52,9 @@ int hmpi_comm_add(MPI_Comm c, uint32_t ctx);
 void hmpi_comm_forget(MPI_Comm c);
 static inline void hmpi_comm_ref(hmpi_comm_t *s) { s->refs++; }
 void hmpi_comm_unref(hmpi_comm_t *s);
+/* What the parts above keep beside a communicator goes when its state does (the last
+ * reference dropped, or MPI_Finalize): coll/ registers it at its start. */
+extern HMPI_HIDDEN void (*hmpi_comm_part_free)(hmpi_comm_t *s);
 
 /* Whether HMPI may add nonblocking collectives of its own (the arrival, the setups'
  * allgathers) to c's sequence in the MPI below; where not, it keeps the blocking call.
