@@ -484,7 +484,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 }
 HMPI_PMPI(Sendrecv_replace)
 
-#if MPI_VERSION >= 4
+#if HMPI_MPI4_CALLS
 /* ---- MPI_Isendrecv and MPI_Isendrecv_replace ----------------------------------------
  * MPI 4's nonblocking send-receive: a receive and a send started at once, through the
  * same paths as MPI_Irecv and MPI_Isend (so a local peer's message is matched by HMPI,

@@ -69,7 +69,7 @@ p2p_test(p2p_pipe           TIMEOUT 60  PLAIN)
 p2p_test(p2p_short          TIMEOUT 60  PLAIN)
 p2p_test(p2p_lanes          TIMEOUT 60  PLAIN)
 # MPI 4's calls (MPI_Isendrecv, sessions): where the MPI below's mpi.h has them.
-if(MPI_C_VERSION_MAJOR GREATER_EQUAL 4)
+if(HMPI_MPI4_CALLS)
   p2p_test(p2p_isendrecv    TIMEOUT 90  PLAIN)
 endif()
 # New tests of issue 23 (2 and 4 ranks), and each on the MPI below alone, which must
