@@ -49,7 +49,7 @@
     X(T_pvar_stop) X(T_pvar_read) X(T_pvar_write) X(T_pvar_reset) X(T_pvar_readreset)       \
     X(T_category_get_num) X(T_category_get_info) X(T_category_get_index)                    \
     X(T_category_get_cvars) X(T_category_get_pvars) X(T_category_get_categories)            \
-    X(T_category_changed) HMPI_BELOW_CALLS_40(X) HMPI_BELOW_CALLS_4(X)
+    X(T_category_changed) HMPI_BELOW_CALLS_40(X) HMPI_BELOW_CALLS_4(X) HMPI_BELOW_CALLS_C2F(X)
 
 /* MPI 4.0's calls that HMPI defines and Open MPI 5.0 declares too, though its mpi.h says
  * MPI 3.1 (MPI_VERSION 3): MPI_Isendrecv and MPI_Isendrecv_replace (mpi/pt2pt.c),
@@ -83,6 +83,21 @@
     X(Isendrecv_replace_c)
 #else
 #define HMPI_BELOW_CALLS_4(X)
+#endif
+
+/* The C-Fortran conversions of requests and messages (mpi/fortran.c), where mpi.h declares
+ * them as functions (Open MPI; MPICH from 4.1): HMPI's requests and messages are not the
+ * MPI below's, and Open MPI's would read one as its own object (issue 40's surface table).
+ * MPICH 4.0's are macros, casts of integer handles, which HMPI's survive. */
+#if !defined(MPI_Request_c2f)
+#define HMPI_BELOW_CALLS_C2F(X) X(Request_c2f) X(Request_f2c) X(Message_c2f) X(Message_f2c)
+#else
+#define HMPI_BELOW_CALLS_C2F(X)
+#endif
+#if defined(MPI_Request_c2f) != defined(MPI_Message_c2f) ||                                 \
+    defined(MPI_Request_c2f) != defined(MPI_Request_f2c) ||                                 \
+    defined(MPI_Message_c2f) != defined(MPI_Message_f2c)
+#error "mpi.h makes some of MPI_Request_c2f/f2c and MPI_Message_c2f/f2c macros, not all"
 #endif
 // clang-format on
 
@@ -304,6 +319,12 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Alltoallw_c hmpi_below.Alltoallw_c
 #define PMPI_Isendrecv_c hmpi_below.Isendrecv_c
 #define PMPI_Isendrecv_replace_c hmpi_below.Isendrecv_replace_c
+#endif
+#if !defined(MPI_Request_c2f)
+#define PMPI_Request_c2f hmpi_below.Request_c2f
+#define PMPI_Request_f2c hmpi_below.Request_f2c
+#define PMPI_Message_c2f hmpi_below.Message_c2f
+#define PMPI_Message_f2c hmpi_below.Message_f2c
 #endif
 #if HMPI_MPI4_CALLS
 #define PMPI_Comm_idup_with_info hmpi_below.Comm_idup_with_info

@@ -19,6 +19,7 @@
 #   p2p_isendrecv       MPI_Isendrecv(_replace)(_c) against every send and receive form
 #   p2p_status_error    single-completion calls leave a status's MPI_ERROR alone
 #   p2p_get_status      a loop polling MPI_Request_get_status alone ends (progress)
+#   p2p_handles         requests and messages through MPI_Request_c2f/f2c, Message_c2f/f2c
 #   p2p_type_free       datatypes freed while operations with them are pending
 #   comm_idup           MPI_Comm_idup is nonblocking: staggered, intercomms, overlapped
 #   p2p_reclaim         send buffers rewritten between sends, or sent again unchanged
@@ -68,6 +69,7 @@ p2p_test(p2p_threads        TIMEOUT 90)
 p2p_test(p2p_pipe           TIMEOUT 60  PLAIN)
 p2p_test(p2p_short          TIMEOUT 60  PLAIN)
 p2p_test(p2p_lanes          TIMEOUT 60  PLAIN)
+p2p_test(p2p_handles        TIMEOUT 60  PLAIN)
 # MPI 4's calls (MPI_Isendrecv, sessions): where the MPI below's mpi.h has them.
 if(HMPI_MPI4_CALLS)
   p2p_test(p2p_isendrecv    TIMEOUT 90  PLAIN)
