@@ -42,6 +42,12 @@ if(MPI_C_VERSION_MAJOR GREATER_EQUAL 4 OR HMPI_OMPI_MAJOR GREATER_EQUAL 5)
 else()
   set(HMPI_MPI4_CALLS OFF)
 endif()
+# MPI 4.1's (MPI_Request_get_status_any & co.): MPICH 4.2, not Open MPI 5.0.
+if(MPI_C_VERSION VERSION_GREATER_EQUAL 4.1)
+  set(HMPI_MPI41_CALLS ON)
+else()
+  set(HMPI_MPI41_CALLS OFF)
+endif()
 
 # Extra launcher flags the tests need: Open MPI refuses root and more ranks than cores
 # unless told. The benchmarks get only what they need to start: Open MPI turns

@@ -24,10 +24,11 @@ def main():
     block = re.search(r"#define HMPI_BELOW_CALLS\(X\)(.*?)\n\n", text, re.S).group(1)
     listed = set(re.findall(r"X\((\w+)\)", block))
     # Blocks of calls the MPI below may lack (MPI 4.0's that Open MPI 5.0 has too, the
-    # large-count ones, the request conversions where they are functions): all of a
-    # block where the MPI below has them, else none.
+    # large-count ones, MPI 4.1's, the request conversions where they are functions): all
+    # of a block where the MPI below has them, else none.
     optional = []
-    for name in ("HMPI_BELOW_CALLS_40", "HMPI_BELOW_CALLS_4", "HMPI_BELOW_CALLS_C2F"):
+    for name in ("HMPI_BELOW_CALLS_40", "HMPI_BELOW_CALLS_4", "HMPI_BELOW_CALLS_41",
+                 "HMPI_BELOW_CALLS_C2F"):
         block = re.search(r"#define " + name + r"\(X\)(.*?)\n#else", text, re.S).group(1)
         optional.append(set(re.findall(r"X\((\w+)\)", block)))
     errors = []

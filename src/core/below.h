@@ -49,7 +49,8 @@
     X(T_pvar_stop) X(T_pvar_read) X(T_pvar_write) X(T_pvar_reset) X(T_pvar_readreset)       \
     X(T_category_get_num) X(T_category_get_info) X(T_category_get_index)                    \
     X(T_category_get_cvars) X(T_category_get_pvars) X(T_category_get_categories)            \
-    X(T_category_changed) HMPI_BELOW_CALLS_40(X) HMPI_BELOW_CALLS_4(X) HMPI_BELOW_CALLS_C2F(X)
+    X(T_category_changed) HMPI_BELOW_CALLS_40(X) HMPI_BELOW_CALLS_4(X)                      \
+    HMPI_BELOW_CALLS_41(X) HMPI_BELOW_CALLS_C2F(X)
 
 /* MPI 4.0's calls that HMPI defines and Open MPI 5.0 declares too, though its mpi.h says
  * MPI 3.1 (MPI_VERSION 3): MPI_Isendrecv and MPI_Isendrecv_replace (mpi/pt2pt.c),
@@ -83,6 +84,18 @@
     X(Isendrecv_replace_c)
 #else
 #define HMPI_BELOW_CALLS_4(X)
+#endif
+
+/* MPI 4.1's calls HMPI defines, where the MPI below has them (MPICH 4.2; not Open MPI 5.0):
+ * MPI_Request_get_status_any, _all and _some (mpi/request.c), whose arrays may hold HMPI's
+ * requests. */
+#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+#define HMPI_MPI41_CALLS 1
+#define HMPI_BELOW_CALLS_41(X)                                                             \
+    X(Request_get_status_any) X(Request_get_status_all) X(Request_get_status_some)
+#else
+#define HMPI_MPI41_CALLS 0
+#define HMPI_BELOW_CALLS_41(X)
 #endif
 
 /* The C-Fortran conversions of requests and messages (mpi/fortran.c), where mpi.h declares
@@ -319,6 +332,11 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Alltoallw_c hmpi_below.Alltoallw_c
 #define PMPI_Isendrecv_c hmpi_below.Isendrecv_c
 #define PMPI_Isendrecv_replace_c hmpi_below.Isendrecv_replace_c
+#endif
+#if HMPI_MPI41_CALLS
+#define PMPI_Request_get_status_any hmpi_below.Request_get_status_any
+#define PMPI_Request_get_status_all hmpi_below.Request_get_status_all
+#define PMPI_Request_get_status_some hmpi_below.Request_get_status_some
 #endif
 #if !defined(MPI_Request_c2f)
 #define PMPI_Request_c2f hmpi_below.Request_c2f

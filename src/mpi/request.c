@@ -431,6 +431,116 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 }
 HMPI_PMPI(Request_get_status)
 
+#if HMPI_MPI41_CALLS
+/* ---- MPI 4.1's MPI_Request_get_status_any, _all and _some ----------------------------
+ * MPI_Testany, MPI_Testall and MPI_Testsome's answers without freeing or inactivating a
+ * request (MPI-4.1 §3.7.5). Their arrays may hold HMPI's requests, which the MPI below
+ * refuses as invalid handles, so HMPI answers for every request, progress included. */
+
+/* Whether active request h is complete: then its status into status (MPI_ERROR left as
+ * the program set it, as everywhere here) and its operation's error into *err_p. The
+ * MPI below answers for its own requests. Engine lock held. */
+static int peek(MPI_Request h, MPI_Status *status, int *err_p)
+{
+    *err_p = MPI_SUCCESS;
+    if (!hmpi_req_is_ours(h)) {
+        int flag = 0;
+        *err_p = PMPI_Request_get_status(h, &flag, status);
+        return flag || *err_p != MPI_SUCCESS;
+    }
+    hmpi_req_t *r = hmpi_req_obj(h);
+    if (!hmpi_p2p_check(r))
+        return 0;
+    if (status != MPI_STATUS_IGNORE)
+        hmpi_status_out(status, &r->status);
+    *err_p = reports_status(r) ? r->status.MPI_ERROR : MPI_SUCCESS;
+    return 1;
+}
+
+int MPI_Request_get_status_any(int count, MPI_Request requests[], int *index, int *flag,
+                               MPI_Status *status)
+{
+    HMPI_ENTER("MPI_Request_get_status_any");
+    if (bad_array(count, requests))
+        return bad_array_raise(count, "MPI_Request_get_status_any");
+    int err = MPI_SUCCESS, idle = 1;
+    *flag = 0;
+    *index = MPI_UNDEFINED;
+    hmpi_p2p_lock();
+    hmpi_p2p_progress();
+    for (int i = 0; i < count && !*flag; i++) {
+        if (is_idle(requests[i]))
+            continue;
+        idle = 0;
+        if (peek(requests[i], status, &err))
+            *flag = 1, *index = i;
+    }
+    hmpi_p2p_unlock();
+    if (idle) { /* none active: flag set, index MPI_UNDEFINED, an empty status */
+        *flag = 1;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    MPI_Comm comm =
+        *flag && hmpi_req_is_ours(requests[*index]) ? comm_of(requests[*index]) : MPI_COMM_WORLD;
+    return hmpi_raise_in(comm, err, "MPI_Request_get_status_any");
+}
+HMPI_PMPI(Request_get_status_any)
+
+int MPI_Request_get_status_all(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    HMPI_ENTER("MPI_Request_get_status_all");
+    if (bad_array(count, requests))
+        return bad_array_raise(count, "MPI_Request_get_status_all");
+    int all = 1;
+    hmpi_p2p_lock();
+    hmpi_p2p_progress();
+    for (int i = 0; i < count && all; i++)
+        all = is_idle(requests[i]) || poll(requests[i]);
+    /* Every one complete: the statuses, nothing freed. */
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < count && all; i++) {
+        MPI_Status *st = status_at(statuses, i);
+        int e = MPI_SUCCESS;
+        if (is_idle(requests[i]))
+            empty_status(st);
+        else
+            peek(requests[i], st, &e);
+        err = note_error(e, err, statuses, i);
+    }
+    hmpi_p2p_unlock();
+    *flag = all;
+    return hmpi_raise_in(MPI_COMM_WORLD, err, "MPI_Request_get_status_all");
+}
+HMPI_PMPI(Request_get_status_all)
+
+int MPI_Request_get_status_some(int incount, MPI_Request requests[], int *outcount, int indices[],
+                                MPI_Status statuses[])
+{
+    HMPI_ENTER("MPI_Request_get_status_some");
+    if (bad_array(incount, requests))
+        return bad_array_raise(incount, "MPI_Request_get_status_some");
+    int n = 0, active = 0, err = MPI_SUCCESS;
+    hmpi_p2p_lock();
+    hmpi_p2p_progress();
+    for (int i = 0; i < incount; i++) {
+        if (is_idle(requests[i]))
+            continue;
+        active++;
+        int e;
+        if (!peek(requests[i], status_at(statuses, n), &e))
+            continue;
+        indices[n] = i;
+        err = note_error(e, err, statuses, n);
+        n++;
+    }
+    hmpi_p2p_unlock();
+    *outcount = active ? n : MPI_UNDEFINED;
+    return hmpi_raise_in(MPI_COMM_WORLD, err, "MPI_Request_get_status_some");
+}
+HMPI_PMPI(Request_get_status_some)
+#endif
+
 int MPI_Request_free(MPI_Request *request)
 {
     HMPI_ENTER("MPI_Request_free");
