@@ -88,11 +88,17 @@
 
 /* MPI 4.1's calls HMPI defines, where the MPI below has them (MPICH 4.2; not Open MPI 5.0):
  * MPI_Request_get_status_any, _all and _some (mpi/request.c), whose arrays may hold HMPI's
- * requests. */
+ * requests; the buffers of communicators and sessions and the flushes (mpi/bsend.c), which
+ * HMPI's buffered local messages count against. */
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 #define HMPI_MPI41_CALLS 1
 #define HMPI_BELOW_CALLS_41(X)                                                             \
-    X(Request_get_status_any) X(Request_get_status_all) X(Request_get_status_some)
+    X(Request_get_status_any) X(Request_get_status_all) X(Request_get_status_some)         \
+    X(Comm_attach_buffer) X(Comm_attach_buffer_c) X(Session_attach_buffer)                 \
+    X(Session_attach_buffer_c) X(Comm_detach_buffer) X(Comm_detach_buffer_c)               \
+    X(Session_detach_buffer) X(Session_detach_buffer_c) X(Buffer_flush)                    \
+    X(Comm_flush_buffer) X(Session_flush_buffer) X(Buffer_iflush) X(Comm_iflush_buffer)    \
+    X(Session_iflush_buffer)
 #else
 #define HMPI_MPI41_CALLS 0
 #define HMPI_BELOW_CALLS_41(X)
@@ -337,6 +343,20 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Request_get_status_any hmpi_below.Request_get_status_any
 #define PMPI_Request_get_status_all hmpi_below.Request_get_status_all
 #define PMPI_Request_get_status_some hmpi_below.Request_get_status_some
+#define PMPI_Comm_attach_buffer hmpi_below.Comm_attach_buffer
+#define PMPI_Comm_attach_buffer_c hmpi_below.Comm_attach_buffer_c
+#define PMPI_Session_attach_buffer hmpi_below.Session_attach_buffer
+#define PMPI_Session_attach_buffer_c hmpi_below.Session_attach_buffer_c
+#define PMPI_Comm_detach_buffer hmpi_below.Comm_detach_buffer
+#define PMPI_Comm_detach_buffer_c hmpi_below.Comm_detach_buffer_c
+#define PMPI_Session_detach_buffer hmpi_below.Session_detach_buffer
+#define PMPI_Session_detach_buffer_c hmpi_below.Session_detach_buffer_c
+#define PMPI_Buffer_flush hmpi_below.Buffer_flush
+#define PMPI_Comm_flush_buffer hmpi_below.Comm_flush_buffer
+#define PMPI_Session_flush_buffer hmpi_below.Session_flush_buffer
+#define PMPI_Buffer_iflush hmpi_below.Buffer_iflush
+#define PMPI_Comm_iflush_buffer hmpi_below.Comm_iflush_buffer
+#define PMPI_Session_iflush_buffer hmpi_below.Session_iflush_buffer
 #endif
 #if !defined(MPI_Request_c2f)
 #define PMPI_Request_c2f hmpi_below.Request_c2f

@@ -336,8 +336,14 @@ static inline void hmpi_p2p_unlock(void)
 int hmpi_bsend_reserve(const hmpi_layout_t *t);
 /* Room of a delivered buffered message goes back to the attached buffer (lock held). */
 void hmpi_bsend_release(size_t bytes);
-/* MPI_Buffer_attach (size) and detach (0) of the MPI below succeeded. */
-void hmpi_bsend_attach(size_t size);
+/* A buffer of size bytes was attached (sign 1) or detached (-1) in the MPI below: the
+ * process's (MPI_Buffer_attach), or a communicator's or a session's (MPI 4.1). All count
+ * as one room (mpi/bsend.c says why); HMPI_BSEND_AUTOMATIC stands for a buffer attached as
+ * MPI_BUFFER_AUTOMATIC (MPI 4.1), which bounds nothing. */
+#define HMPI_BSEND_AUTOMATIC SIZE_MAX
+void hmpi_bsend_attach(size_t size, int sign);
+/* Whether buffered local messages are still to be received (lock held). */
+int hmpi_bsend_pending(void);
 /* Waits until every buffered local message is delivered (before a detach). */
 void hmpi_bsend_drain(void);
 

@@ -21,6 +21,7 @@
 #   p2p_get_status      a loop polling MPI_Request_get_status alone ends (progress)
 #   p2p_handles         requests and messages through MPI_Request_c2f/f2c, Message_c2f/f2c
 #   p2p_status_arrays   MPI 4.1's MPI_Request_get_status_any/all/some over mixed arrays
+#   p2p_buffers         MPI 4.1's buffers: a communicator's, a session's, automatic; flushes
 #   p2p_type_free       datatypes freed while operations with them are pending
 #   comm_idup           MPI_Comm_idup is nonblocking: staggered, intercomms, overlapped
 #   p2p_reclaim         send buffers rewritten between sends, or sent again unchanged
@@ -77,6 +78,7 @@ if(HMPI_MPI4_CALLS)
 endif()
 if(HMPI_MPI41_CALLS)
   p2p_test(p2p_status_arrays TIMEOUT 60 PLAIN)
+  p2p_test(p2p_buffers      TIMEOUT 60  PLAIN)
 endif()
 # New tests of issue 23 (2 and 4 ranks), and each on the MPI below alone, which must
 # agree (the test is the standard's, not HMPI's).
