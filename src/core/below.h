@@ -31,7 +31,9 @@
     X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Exscan) X(Fetch_and_op)            \
     X(Finalize) X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Graph_create) X(Ibsend)     \
     X(Improbe) X(Imrecv) X(Init) X(Init_thread) X(Intercomm_merge) X(Iprobe) X(Irecv)       \
-    X(Irsend) X(Isend) X(Issend) X(Mprobe) X(Mrecv) X(Probe) X(Put) X(Raccumulate) X(Recv)  \
+    X(Irsend) X(Isend) X(Issend) X(Mprobe) X(Mrecv) X(Neighbor_allgather)                   \
+    X(Neighbor_allgatherv) X(Neighbor_alltoall) X(Neighbor_alltoallv) X(Neighbor_alltoallw)  \
+    X(Probe) X(Put) X(Raccumulate) X(Recv)                                                  \
     X(Recv_init) X(Reduce) X(Reduce_scatter) X(Reduce_scatter_block) X(Request_free)        \
     X(Request_get_status) X(Rget) X(Rget_accumulate) X(Rput) X(Rsend) X(Rsend_init)         \
     X(Scan) X(Scatter) X(Scatterv) X(Send) X(Send_init) X(Sendrecv) X(Sendrecv_replace)     \
@@ -81,7 +83,8 @@
     X(Allreduce_c) X(Scan_c) X(Exscan_c) X(Reduce_scatter_block_c) X(Reduce_scatter_c)      \
     X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)                \
     X(T_category_get_num_events) X(T_category_get_events) X(Isendrecv_c)                   \
-    X(Isendrecv_replace_c)
+    X(Isendrecv_replace_c) X(Neighbor_allgather_c) X(Neighbor_allgatherv_c)                 \
+    X(Neighbor_alltoall_c) X(Neighbor_alltoallv_c) X(Neighbor_alltoallw_c)
 #else
 #define HMPI_BELOW_CALLS_4(X)
 #endif
@@ -194,6 +197,11 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Issend hmpi_below.Issend
 #define PMPI_Mprobe hmpi_below.Mprobe
 #define PMPI_Mrecv hmpi_below.Mrecv
+#define PMPI_Neighbor_allgather hmpi_below.Neighbor_allgather
+#define PMPI_Neighbor_allgatherv hmpi_below.Neighbor_allgatherv
+#define PMPI_Neighbor_alltoall hmpi_below.Neighbor_alltoall
+#define PMPI_Neighbor_alltoallv hmpi_below.Neighbor_alltoallv
+#define PMPI_Neighbor_alltoallw hmpi_below.Neighbor_alltoallw
 #define PMPI_Probe hmpi_below.Probe
 #define PMPI_Put hmpi_below.Put
 #define PMPI_Raccumulate hmpi_below.Raccumulate
@@ -337,6 +345,11 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Alltoallv_c hmpi_below.Alltoallv_c
 #define PMPI_Alltoallw_c hmpi_below.Alltoallw_c
 #define PMPI_Isendrecv_c hmpi_below.Isendrecv_c
+#define PMPI_Neighbor_allgather_c hmpi_below.Neighbor_allgather_c
+#define PMPI_Neighbor_allgatherv_c hmpi_below.Neighbor_allgatherv_c
+#define PMPI_Neighbor_alltoall_c hmpi_below.Neighbor_alltoall_c
+#define PMPI_Neighbor_alltoallv_c hmpi_below.Neighbor_alltoallv_c
+#define PMPI_Neighbor_alltoallw_c hmpi_below.Neighbor_alltoallw_c
 #define PMPI_Isendrecv_replace_c hmpi_below.Isendrecv_replace_c
 #endif
 #if HMPI_MPI41_CALLS
