@@ -42,7 +42,8 @@
     X(Win_allocate) X(Win_allocate_shared) X(Win_attach) X(Win_complete) X(Win_create)      \
     X(Win_create_dynamic) X(Win_detach) X(Win_fence) X(Win_flush) X(Win_flush_all)          \
     X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_get_attr) X(Win_lock)       \
-    X(Win_lock_all) X(Win_post) X(Win_shared_query) X(Win_start) X(Win_sync) X(Win_test)    \
+    X(Win_lock_all) X(Win_post) X(Win_set_info) X(Win_shared_query) X(Win_start) X(Win_sync) \
+    X(Win_test)                                                                            \
     X(Win_unlock) X(Win_unlock_all) X(Win_wait)                                            \
     X(T_init_thread) X(T_finalize) X(T_cvar_get_num) X(T_cvar_get_info) X(T_cvar_get_index) \
     X(T_cvar_handle_alloc) X(T_cvar_handle_free) X(T_cvar_read) X(T_cvar_write)             \
@@ -256,6 +257,7 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Win_lock hmpi_below.Win_lock
 #define PMPI_Win_lock_all hmpi_below.Win_lock_all
 #define PMPI_Win_post hmpi_below.Win_post
+#define PMPI_Win_set_info hmpi_below.Win_set_info
 #define PMPI_Win_shared_query hmpi_below.Win_shared_query
 #define PMPI_Win_start hmpi_below.Win_start
 #define PMPI_Win_sync hmpi_below.Win_sync

@@ -25,8 +25,9 @@
 #   p2p_type_free       datatypes freed while operations with them are pending
 #   comm_idup           MPI_Comm_idup is nonblocking: staggered, intercomms, overlapped
 #   p2p_reclaim         send buffers rewritten between sends, or sent again unchanged
-#   p2p_behind_coll     a collective call (first on its comm, constructors, windows) lets
-#                       a receive posted before it match a peer's MPI_Ssend (progress)
+#   p2p_behind_coll     a collective call (first on its comm, constructors, windows,
+#                       neighbourhood collectives, MPI_Win_set_info) lets a receive
+#                       posted before it match a peer's MPI_Ssend (progress)
 set(_p2p_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_p2p_ranks 2 4 8)
 set(_p2p_nodes 0 2)

@@ -23,8 +23,11 @@
  *  12 MPI_Neighbor_alltoall, the first collective on that ring
  *  13 MPI_Neighbor_allgatherv on it
  *  14 MPI_Neighbor_alltoallw on it
- * (The MPI below carries the neighbourhood collectives; HMPI waits for them moving its
- * engine, as for the others: passed through, steps 12-14 hung.)
+ *  15 MPI_Win_allocate over MPI_COMM_WORLD
+ *  16 MPI_Win_set_info of that window (collective)
+ *  17 MPI_Win_free of it
+ * (The MPI below carries the neighbourhood collectives and MPI_Win_set_info; HMPI waits
+ * for them moving its engine: passed through, steps 12-14 and 16 hung.)
  * Messages of 64 bytes (odd steps) and 200,000 bytes (even), checked byte for byte,
  * with the status's source, tag and count. Results of the calls are checked too.
  * Argument (optional): the only step with a message; the others only make what later
@@ -37,7 +40,7 @@
 static int rank, nranks;
 static MPI_Comm dup_c = MPI_COMM_NULL, split_c = MPI_COMM_NULL, shared_c = MPI_COMM_NULL,
                 ring_c = MPI_COMM_NULL;
-static MPI_Win win = MPI_WIN_NULL;
+static MPI_Win win = MPI_WIN_NULL, win2 = MPI_WIN_NULL;
 static char winbuf[64];
 
 /* A neighbourhood collective on the ring: each rank sends rank * 10 + k to its k-th
@@ -140,6 +143,20 @@ static void call(int step)
     case 12:
     case 13:
     case 14: neighbors(step); break;
+    case 15: {
+        char *base = NULL;
+        P2P_OK(MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win2));
+        break;
+    }
+    case 16: {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "no_locks", "false");
+        P2P_OK(MPI_Win_set_info(win2, info));
+        MPI_Info_free(&info);
+        break;
+    }
+    case 17: P2P_OK(MPI_Win_free(&win2)); break;
     }
 }
 
@@ -174,7 +191,7 @@ int main(int argc, char **argv)
     CHECK(nranks % 2 == 0, "needs an even number of ranks");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int only = argc > 1 ? atoi(argv[1]) : 0;
-    for (int step = 1; step <= 14; step++) {
+    for (int step = 1; step <= 17; step++) {
         if (only && step != only)
             call(step);
         else
