@@ -134,7 +134,7 @@ static int start_barrier(MPI_Comm comm, int persistent, MPI_Request *request, co
     if (!s) {
         if (hmpi_check_comm_null(comm, fn))
             return MPI_ERR_COMM;
-#if MPI_VERSION >= 4
+#if HMPI_MPI4_CALLS
         if (persistent)
             return PMPI_Barrier_init(comm, MPI_INFO_NULL, request);
 #endif
@@ -158,7 +158,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 }
 HMPI_PMPI(Ibarrier)
 
-#if MPI_VERSION >= 4
+#if HMPI_MPI4_CALLS
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info;

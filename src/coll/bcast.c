@@ -355,7 +355,7 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
     if (!s) {
         if (hmpi_check_comm_null(comm, fn))
             return MPI_ERR_COMM;
-#if MPI_VERSION >= 4
+#if HMPI_MPI4_CALLS
         if (persistent)
             return PMPI_Bcast_init(buf, count, type, root, comm, MPI_INFO_NULL, request);
 #endif
@@ -401,7 +401,7 @@ int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
 }
 HMPI_PMPI(Ibcast)
 
-#if MPI_VERSION >= 4
+#if HMPI_MPI4_CALLS
 int MPI_Bcast_init(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Info info,
                    MPI_Request *request)
 {

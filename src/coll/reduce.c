@@ -722,7 +722,7 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
     if (!s) {
         if (hmpi_check_comm_null(comm, fn))
             return MPI_ERR_COMM;
-#if MPI_VERSION >= 4
+#if HMPI_MPI4_CALLS
         if (persistent)
             return all ? PMPI_Allreduce_init(sendbuf, recvbuf, count, type, mop, comm,
                                              MPI_INFO_NULL, request)
@@ -782,7 +782,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type
 }
 HMPI_PMPI(Ireduce)
 
-#if MPI_VERSION >= 4
+#if HMPI_MPI4_CALLS
 int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {

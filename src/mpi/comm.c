@@ -125,7 +125,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 }
 HMPI_PMPI(Comm_idup)
 
-#if MPI_VERSION >= 4
+#if HMPI_MPI4_CALLS
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
                             MPI_Request *request)
 {

@@ -132,6 +132,26 @@ static MPI_Message msg_f2c(MPI_Fint f)
 #define msg_f2c(f) ((MPI_Message)(f))
 #endif
 
+#if !defined(MPI_Request_c2f)
+/* C's conversions of requests and messages, where mpi.h declares them as functions (Open
+ * MPI; MPICH from 4.1), give HMPI's handles the Fortran form HMPI's bindings use: a C
+ * program that hands a request to Fortran (or mpi4py's py2f) goes through them, and so do
+ * Open MPI's bindings of the calls HMPI leaves to them, which convert what HMPI's PMPI_*
+ * gave them with PMPI_Request_c2f. Open MPI's own would read one of HMPI's requests as its
+ * object (a wrong handle, and a write into HMPI's table). MPICH 4.0's are casts (macros). */
+MPI_Fint MPI_Request_c2f(MPI_Request request) { return req_c2f(request); }
+HMPI_PMPI(Request_c2f)
+
+MPI_Request MPI_Request_f2c(MPI_Fint request) { return req_f2c(request); }
+HMPI_PMPI(Request_f2c)
+
+MPI_Fint MPI_Message_c2f(MPI_Message message) { return msg_c2f(message); }
+HMPI_PMPI(Message_c2f)
+
+MPI_Message MPI_Message_f2c(MPI_Fint message) { return msg_f2c(message); }
+HMPI_PMPI(Message_f2c)
+#endif
+
 #define COMM(f) PMPI_Comm_f2c(*(f))
 #define TYPE(f) PMPI_Type_f2c(*(f))
 #define OP(f) PMPI_Op_f2c(*(f))

@@ -177,7 +177,7 @@ int MPI_Finalize(void)
 }
 HMPI_PMPI(Finalize)
 
-#if MPI_VERSION >= 4
+#if HMPI_MPI4_CALLS
 /* Sessions (MPI 4, §11.3): MPI runs while one is open, MPI_Init or not, so HMPI's entry
  * points take calls on a session's communicators; HMPI passes them to the MPI below. */
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)

@@ -316,7 +316,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 }
 HMPI_PMPI(Sendrecv_replace)
 
-#if MPI_VERSION >= 4
+#if HMPI_MPI4_CALLS
 int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                   MPI_Comm comm, MPI_Request *request)

@@ -47,6 +47,37 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 }
 HMPI_PMPI(Request_get_status)
 
+#if HMPI_MPI41_CALLS
+int MPI_Request_get_status_any(int count, MPI_Request requests[], int *index, int *flag,
+                               MPI_Status *status)
+{
+    HMPI_ENTER("MPI_Request_get_status_any");
+    return bad_array(count, requests, "MPI_Request_get_status_any")
+               ?: hmpi_p2p_complete(HMPI_P2P_STATUS_ANY, 0, count, requests, flag, index, NULL,
+                                    status, "MPI_Request_get_status_any");
+}
+HMPI_PMPI(Request_get_status_any)
+
+int MPI_Request_get_status_all(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    HMPI_ENTER("MPI_Request_get_status_all");
+    return bad_array(count, requests, "MPI_Request_get_status_all")
+               ?: hmpi_p2p_complete(HMPI_P2P_STATUS_ALL, 0, count, requests, flag, NULL, NULL,
+                                    statuses, "MPI_Request_get_status_all");
+}
+HMPI_PMPI(Request_get_status_all)
+
+int MPI_Request_get_status_some(int incount, MPI_Request requests[], int *outcount, int indices[],
+                                MPI_Status statuses[])
+{
+    HMPI_ENTER("MPI_Request_get_status_some");
+    return bad_array(incount, requests, "MPI_Request_get_status_some")
+               ?: hmpi_p2p_complete(HMPI_P2P_STATUS_SOME, 0, incount, requests, NULL, outcount,
+                                    indices, statuses, "MPI_Request_get_status_some");
+}
+HMPI_PMPI(Request_get_status_some)
+#endif
+
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     HMPI_ENTER("MPI_Waitall");

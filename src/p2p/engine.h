@@ -108,7 +108,7 @@ typedef struct {
     struct hmpi_env_s *snext; /* in-flight list, or the free pool */
     void *bounce;             /* heap copy to free at DONE */
     uint8_t user_data;        /* data points at the user's buffer */
-    uint8_t buffered;         /* MPI_Bsend: holds room in the attached buffer */
+    uint8_t buffered;         /* MPI_Bsend: the generation of the room it holds (bsend.c); 0: none */
     uint8_t watched;          /* progress polls it: DONE frees more than the envelope */
     uint8_t no_help;          /* synergistic: the receiver's block plan was bad */
     uint8_t reclaim;          /* take the buffer's lines back at DONE (send.c) */
@@ -369,8 +369,10 @@ extern HMPI_HIDDEN int hmpi_bridge_pending;
 /* Room in the attached buffer, as the MPI standard counts it (bytes + MPI_BSEND_OVERHEAD
  * per message); MPI_ERR_BUFFER when the message does not fit. Lock NOT held. */
 int hmpi_bsend_reserve(const hmpi_layout_t *t);
-/* Room of a delivered buffered message goes back to the attached buffer. */
-void hmpi_bsend_release(size_t bytes);
+/* The generation a buffered message reserved now belongs to (its envelope keeps it). */
+uint8_t hmpi_bsend_generation(void);
+/* Room of a delivered buffered message of generation gen goes back to the buffers. */
+void hmpi_bsend_release(size_t bytes, uint8_t gen);
 
 /* ---- send.c ---------------------------------------------------------------------- */
 

@@ -312,7 +312,7 @@ int hmpi_p2p_sendrecv(const hmpi_p2p_args_t *s, const hmpi_p2p_args_t *r, int re
                       MPI_Request *req, MPI_Status *status, const char *fn)
 {
     if (!r->c) {
-#if MPI_VERSION >= 4
+#if HMPI_MPI4_CALLS
         if (req && replace)
             return PMPI_Isendrecv_replace(r->buf, r->count, r->type, s->peer, s->tag, r->peer,
                                           r->tag, r->comm, req);

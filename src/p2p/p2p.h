@@ -65,6 +65,9 @@ int hmpi_p2p_start(MPI_Request *req, const char *fn);
  * (MPI_ERR_IN_STATUS for an array whose statuses say more), raised on the request's
  * communicator (an array's: MPI_COMM_WORLD's). */
 enum { HMPI_P2P_ONE, HMPI_P2P_ALL, HMPI_P2P_ANY, HMPI_P2P_SOME, HMPI_P2P_STATUS };
+/* MPI 4.1's MPI_Request_get_status_all, _any and _some: the answers of Testall, Testany and
+ * Testsome (wait 0), no request freed or made inactive. */
+enum { HMPI_P2P_STATUS_ALL = 8, HMPI_P2P_STATUS_ANY, HMPI_P2P_STATUS_SOME };
 int hmpi_p2p_complete(int what, int wait, int count, MPI_Request reqs[], int *flag, int *index,
                       int indices[], MPI_Status statuses[], const char *fn);
 /* MPI_Cancel and MPI_Request_free of *req, ours or the MPI below's. */
@@ -78,9 +81,13 @@ int hmpi_p2p_free(MPI_Request *req);
 int hmpi_p2p_poll_new(int (*poll)(void *arg, MPI_Status *status), void *arg, hmpi_comm_t *c,
                       MPI_Request *req);
 
-/* MPI_Buffer_attach (size) and detach (0) of the MPI below succeeded; a detach first waits
- * for every buffered local message to be delivered (drain), then calls this. */
-void hmpi_p2p_buffer(size_t size, int drain);
+/* The buffers of buffered sends (p2p/bsend.c): one of size bytes was attached (sign 1) or
+ * detached (-1) in the MPI below, the process's (MPI_Buffer_attach) or a communicator's or a
+ * session's (MPI 4.1), HMPI_BSEND_AUTOMATIC standing for one attached as
+ * MPI_BUFFER_AUTOMATIC; or (sign 0) a flush. A detach or a flush waits for no local
+ * message: HMPI's are in its heap already. */
+#define HMPI_BSEND_AUTOMATIC SIZE_MAX
+void hmpi_p2p_buffer(size_t size, int sign);
 
 /* ---- progress and the waits in the MPI below ---------------------------------------- */
 

@@ -693,10 +693,106 @@ static int get_status(MPI_Request h, int *flag, MPI_Status *status)
     return MPI_SUCCESS;
 }
 
+/* ---- MPI 4.1's MPI_Request_get_status_any, _all and _some ------------------------------
+ * Testany's, Testall's and Testsome's answers without freeing or inactivating a request
+ * (MPI-4.1 §3.7.5); their arrays may hold HMPI's requests, which the MPI below refuses as
+ * invalid handles, so HMPI answers for every one, progress included. */
+
+/* Whether active request h is complete: then its status into status (MPI_ERROR left as
+ * the program set it) and its operation's error into *err_p. The MPI below answers for
+ * its own requests. Engine lock held. */
+static int peek(MPI_Request h, MPI_Status *status, int *err_p)
+{
+    *err_p = MPI_SUCCESS;
+    if (!hmpi_req_is_ours(h)) {
+        int flag = 0;
+        *err_p = PMPI_Request_get_status(h, &flag, status);
+        return flag || *err_p != MPI_SUCCESS;
+    }
+    hmpi_req_t *r = hmpi_req_obj(h);
+    if (!hmpi_p2p_check(r))
+        return 0;
+    if (status != MPI_STATUS_IGNORE)
+        hmpi_status_out(status, &r->status);
+    *err_p = ops_of(r)->status_error ? r->status.MPI_ERROR : MPI_SUCCESS;
+    return 1;
+}
+
+static int peek_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status,
+                    const char *fn)
+{
+    int err = MPI_SUCCESS, idle = 1;
+    *flag = 0;
+    *index = MPI_UNDEFINED;
+    hmpi_p2p_lock();
+    hmpi_p2p_progress();
+    for (int i = 0; i < count && !*flag; i++) {
+        if (is_idle(reqs[i]))
+            continue;
+        idle = 0;
+        if (peek(reqs[i], status, &err))
+            *flag = 1, *index = i;
+    }
+    hmpi_p2p_unlock();
+    if (idle) { /* none active: flag set, index MPI_UNDEFINED, an empty status */
+        *flag = 1;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    MPI_Comm comm = *flag && hmpi_req_is_ours(reqs[*index]) ? comm_of(reqs[*index]) : MPI_COMM_WORLD;
+    return hmpi_raise_in(comm, err, fn);
+}
+
+static int peek_all(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[], const char *fn)
+{
+    int all = 1, err = MPI_SUCCESS;
+    hmpi_p2p_lock();
+    hmpi_p2p_progress();
+    for (int i = 0; i < count && all; i++)
+        all = is_idle(reqs[i]) || poll(reqs[i]);
+    for (int i = 0; i < count && all; i++) { /* every one complete: statuses, nothing freed */
+        MPI_Status *st = status_at(statuses, i);
+        int e = MPI_SUCCESS;
+        if (is_idle(reqs[i]))
+            empty_status(st);
+        else
+            peek(reqs[i], st, &e);
+        err = note_error(e, err, statuses, i);
+    }
+    hmpi_p2p_unlock();
+    *flag = all;
+    return hmpi_raise_in(MPI_COMM_WORLD, err, fn);
+}
+
+static int peek_some(int count, MPI_Request reqs[], int *outcount, int indices[],
+                     MPI_Status statuses[], const char *fn)
+{
+    int n = 0, active = 0, err = MPI_SUCCESS;
+    hmpi_p2p_lock();
+    hmpi_p2p_progress();
+    for (int i = 0; i < count; i++) {
+        if (is_idle(reqs[i]))
+            continue;
+        active++;
+        int e;
+        if (!peek(reqs[i], status_at(statuses, n), &e))
+            continue;
+        indices[n] = i;
+        err = note_error(e, err, statuses, n);
+        n++;
+    }
+    hmpi_p2p_unlock();
+    *outcount = active ? n : MPI_UNDEFINED;
+    return hmpi_raise_in(MPI_COMM_WORLD, err, fn);
+}
+
 int hmpi_p2p_complete(int what, int wait, int count, MPI_Request reqs[], int *flag, int *index,
                       int indices[], MPI_Status statuses[], const char *fn)
 {
     switch (what) {
+    case HMPI_P2P_STATUS_ANY: return peek_any(count, reqs, index, flag, statuses, fn);
+    case HMPI_P2P_STATUS_ALL: return peek_all(count, reqs, flag, statuses, fn);
+    case HMPI_P2P_STATUS_SOME: return peek_some(count, reqs, index, indices, statuses, fn);
     case HMPI_P2P_ONE: return one(wait, reqs, flag, statuses, fn);
     case HMPI_P2P_STATUS: return get_status(reqs[0], flag, statuses);
     case HMPI_P2P_ALL: return all(wait, count, reqs, flag, statuses, fn);

@@ -143,7 +143,7 @@ static void complete_send(hmpi_env_t *e)
     if (hmpi_env_own(e)->watched)
         hmpi_p2p_engine.inflight_watched--;
     if (hmpi_env_own(e)->buffered)
-        hmpi_bsend_release(hmpi_env_own(e)->size);
+        hmpi_bsend_release(hmpi_env_own(e)->size, hmpi_env_own(e)->buffered);
     env_put(e);
 }
 
@@ -340,7 +340,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     hmpi_env_own(e)->bounce = NULL;
     hmpi_env_own(e)->user_data = 0;
     hmpi_env_own(e)->reclaim = 0;
-    hmpi_env_own(e)->buffered = r->mode == HMPI_MODE_BUFFERED;
+    hmpi_env_own(e)->buffered = r->mode == HMPI_MODE_BUFFERED ? hmpi_bsend_generation() : 0;
     atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
     hmpi_proto_t proto = choose(r, e, p, bytes);
     e->proto = (uint8_t)proto;
