@@ -219,11 +219,30 @@ int hmpi_p2p_recv(const hmpi_p2p_args_t *a, int persistent, MPI_Request *req, MP
  * same paths as MPI_Irecv's and MPI_Isend's (so a local peer's message is matched by
  * HMPI, never by the MPI below, and a remote one by the MPI below), complete when both
  * are. Its status is the receive's; the replace form's copy goes with it. */
-typedef struct {
+typedef struct sendrecv_s {
     MPI_Request recv, send; /* HMPI's or the MPI below's; MPI_REQUEST_NULL once done */
     int err;                /* the first error of either */
     void *copy;             /* the replace form's packed copy (the shared heap), or NULL */
+    struct sendrecv_s *next; /* the free list */
 } sendrecv_t;
+
+/* Records of the requests gone, kept for the next ones (engine lock): an exchange a step
+ * allocates none. */
+static sendrecv_t *sendrecv_pool;
+
+static sendrecv_t *sendrecv_get(void)
+{
+    sendrecv_t *d = sendrecv_pool;
+    if (d)
+        sendrecv_pool = d->next;
+    return d ? d : malloc(sizeof *d);
+}
+
+static void sendrecv_put(sendrecv_t *d)
+{
+    d->next = sendrecv_pool;
+    sendrecv_pool = d;
+}
 
 /* Finishes sub-request *h if it is complete, its error kept as the first (lock held). */
 static int sendrecv_part(MPI_Request *h, MPI_Status *st, int *err)
@@ -256,7 +275,7 @@ static void sendrecv_release(hmpi_req_t *r)
         return;
     HMPI_ASSERT_INTERNAL(d->recv == MPI_REQUEST_NULL && d->send == MPI_REQUEST_NULL);
     hmpi_heap_free(d->copy);
-    free(d);
+    sendrecv_put(d);
     r->arg = NULL;
 }
 
@@ -271,16 +290,15 @@ const hmpi_req_ops_t hmpi_p2p_sendrecv_ops = {
 static int isendrecv(const hmpi_p2p_args_t *s, const hmpi_p2p_args_t *r, void *copy,
                      MPI_Request *req, const char *fn)
 {
-    sendrecv_t *d = malloc(sizeof *d);
-    hmpi_req_t *q = NULL;
-    if (d) {
-        *d = (sendrecv_t){MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_SUCCESS, copy};
-        hmpi_p2p_lock();
-        q = hmpi_req_new(HMPI_REQ_SENDRECV); /* reserved before anything can match */
-        hmpi_p2p_unlock();
-    }
+    hmpi_p2p_lock();
+    sendrecv_t *d = sendrecv_get();
+    hmpi_req_t *q = d ? hmpi_req_new(HMPI_REQ_SENDRECV) : NULL; /* before anything can match */
+    if (d)
+        *d = (sendrecv_t){MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_SUCCESS, copy, NULL};
+    if (d && !q)
+        sendrecv_put(d);
+    hmpi_p2p_unlock();
     if (!q) {
-        free(d);
         hmpi_heap_free(copy);
         return hmpi_raise_in(r->comm, MPI_ERR_NO_MEM, fn);
     }
@@ -294,6 +312,7 @@ static int isendrecv(const hmpi_p2p_args_t *s, const hmpi_p2p_args_t *r, void *c
     hmpi_p2p_lock();
     if (err) {
         hmpi_req_release(q); /* (d is not in it yet) */
+        sendrecv_put(d);
     } else {
         q->arg = d;
         hmpi_status_set(&q->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
@@ -301,10 +320,8 @@ static int isendrecv(const hmpi_p2p_args_t *s, const hmpi_p2p_args_t *r, void *c
         *req = hmpi_req_handle(q);
     }
     hmpi_p2p_unlock();
-    if (err) {
+    if (err)
         hmpi_heap_free(copy);
-        free(d);
-    }
     return err;
 }
 
