@@ -47,6 +47,7 @@ static void share_copy(share_t *sh, unsigned char *dst, const unsigned char *src
 static void root_help(hmpi_coll_team_t *t, uint64_t e, const unsigned char *src, size_t bytes,
                       int only)
 {
+    HMPI_ASSERT_INTERNAL(only != t->ep.me); /* the root reads nobody's buffer into its own */
     for (int k = 1; k < t->ep.n; k++) {
         int r = (t->ep.me + k) % t->ep.n;
         if (only >= 0 && r != only)
@@ -214,6 +215,7 @@ static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MP
 int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype type,
                          int root, int only)
 {
+    HMPI_ASSERT_INTERNAL(root >= 0 && root < t->ep.n && only >= -1 && only < t->ep.n);
     hmpi_layout_t l;
     int err = hmpi_layout_get(type, count, &l);
     if (err != MPI_SUCCESS)

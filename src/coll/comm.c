@@ -40,6 +40,9 @@ void hmpi_coll_seen_scan(hmpi_coll_team_t *t)
 
 static void *scratch_claim(hmpi_coll_team_t *t, hmpi_coll_scratch_t *sc, uint64_t e, size_t len)
 {
+    /* Once an epoch, the current one: a second claim in one epoch would wait for every
+     * member to finish it, and they may be waiting for this rank (a hang). */
+    HMPI_ASSERT(e == t->ep.epoch && sc->used < e);
     /* Whoever read it last (the epoch it was last published in, which always ends with
      * DONE on every member) must be gone. Not simply "every member finished e-1": an
      * epoch without DONE (the small allreduce) is finished only once its members
@@ -258,6 +261,7 @@ static void setup_end(hmpi_comm_t *c, hmpi_coll_comm_t *s)
     }
     /* The smallest knob of all: every member takes the same decision. */
     t->flat_max = (int)flat_max;
+    t->tree_radix = (int)radix;
     if (t->ep.n > t->flat_max) {
         uint8_t *cut = topology ? malloc((size_t)t->ep.n) : NULL;
         if (topology && !cut) { /* every member must cut alike */
@@ -357,7 +361,10 @@ hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p)
     if (s->nbc_head)
         hmpi_coll_drain(s);
     *c_p = c;
-    return s->mode == HMPI_COLL_PASS ? NULL : s;
+    if (s->mode == HMPI_COLL_PASS)
+        return NULL;
+    HMPI_ASSERT_EXPENSIVE(hmpi_coll_comm_is_valid(s, c)); /* at every collective's start */
+    return s;
 }
 
 hmpi_coll_comm_t *hmpi_coll_get_nb(MPI_Comm comm, hmpi_comm_t **c_p)
@@ -379,7 +386,117 @@ hmpi_coll_comm_t *hmpi_coll_get_nb(MPI_Comm comm, hmpi_comm_t **c_p)
         c->coll = s = hmpi_coll_setup_begin(c);
     }
     *c_p = c;
-    return s->mode == HMPI_COLL_PASS ? NULL : s;
+    if (s->mode == HMPI_COLL_PASS)
+        return NULL;
+    HMPI_ASSERT_EXPENSIVE(s->mode == HMPI_COLL_SETUP || hmpi_coll_comm_is_valid(s, c));
+    return s;
+}
+
+/* ---- validity ----------------------------------------------------------------------------- */
+
+/* A scratch buffer: memory exactly when it has a length, handed out last (used) in an
+ * epoch this rank has begun, or never (0). */
+static int scratch_is_valid(const hmpi_coll_scratch_t *sc, uint64_t epoch)
+{
+    return !sc->p == !sc->len && sc->used <= epoch;
+}
+
+/* What it checks:
+ *  - the epoch view (shm/epoch.h: this rank's counters and its own two state words);
+ *  - the halves: a stride of whole lines holding the header and cap inline bytes;
+ *  - the members in comm rank order, each with its slot;
+ *  - the scratch buffers (scratch_is_valid), the small pair by parity: small[i] is
+ *    handed out in epochs e with e & 1 == i only;
+ *  - the meeting line, when there is one: 2 .. HMPI_MEET_MAX members, the team's, at
+ *    the end of member 0's halves;
+ *  - the tree, used above flat_max members only (a flat team has none): a radix of 2 ..
+ *    HMPI_COLL_RADIX_MAX; parent -1 exactly at member 0, else a member before this one
+ *    (a subtree is the run of members [i, end) under i); at most radix children,
+ *    strictly increasing below n, the first one the next member (tree.c's split). */
+int hmpi_coll_team_is_valid(const hmpi_coll_team_t *t)
+{
+    const hmpi_epoch_t *ep = &t->ep;
+    int n = ep->n, me = ep->me;
+    if (!hmpi_epoch_is_valid(ep) || ep->stride % HMPI_CACHE_LINE ||
+        offsetof(hmpi_coll_half_t, data) + t->cap > ep->stride)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (!ep->slot[i] || t->rank_of[i] < 0 || (i > 0 && t->rank_of[i] <= t->rank_of[i - 1]))
+            return 0;
+    if (!scratch_is_valid(&t->scratch, ep->epoch) || !scratch_is_valid(&t->small[0], ep->epoch) ||
+        !scratch_is_valid(&t->small[1], ep->epoch) || (t->small[0].used & 1) ||
+        (t->small[1].used && !(t->small[1].used & 1)))
+        return 0;
+    if (t->line.line && (n < 2 || n > HMPI_MEET_MAX || t->line.n != n || t->line.me != me ||
+                         t->line.line != ep->slot[0] + 2 * ep->stride))
+        return 0;
+    if (n <= t->flat_max)
+        return t->tree_nkids == 0;
+    if (t->tree_radix < 2 || t->tree_radix > HMPI_COLL_RADIX_MAX || t->tree_parent < -1 ||
+        (me == 0) != (t->tree_parent == -1) || t->tree_parent >= me || t->tree_nkids < 0 ||
+        t->tree_nkids > t->tree_radix || (t->tree_nkids > 0 && t->tree_kid[0] != me + 1))
+        return 0;
+    for (int j = 0; j < t->tree_nkids; j++)
+        if (t->tree_kid[j] >= n || (j > 0 && t->tree_kid[j] <= t->tree_kid[j - 1]))
+            return 0;
+    return 1;
+}
+
+/* What it checks, beyond the team's:
+ *  - the team is this rank's view (its slot, its comm rank) of the communicator's
+ *    members on this node: all of them when the communicator has no remote member
+ *    (FLAT), and then member i is comm rank i, which lets the families take a root as a
+ *    member index;
+ *  - the node-local ranks a publish wakes (member 0's, and in a tree the parent's and
+ *    the children's) are those of the members they name;
+ *  - across nodes (HIER), the node-major view: member 0 alone holds the leaders'
+ *    communicator; every node has members, each node's run starts where the one before
+ *    ends and the runs cover the communicator; each rank sits in its leader's run, and
+ *    shares this rank's leader exactly when it is local; this node's run is the team,
+ *    in member order. */
+int hmpi_coll_comm_is_valid(const hmpi_coll_comm_t *s, const hmpi_comm_t *c)
+{
+    const hmpi_coll_team_t *t = &s->team;
+    int n = t->ep.n, flat = s->mode == HMPI_COLL_FLAT;
+    if ((!flat && s->mode != HMPI_COLL_HIER) || !hmpi_coll_team_is_valid(t) ||
+        s->my_slot != t->ep.slot[t->ep.me] || t->rank_of[t->ep.me] != c->rank ||
+        flat == c->has_remote || n != (flat ? c->size : c->nlocal))
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (t->rank_of[i] >= c->size || c->local_of[t->rank_of[i]] < 0 ||
+            (flat && t->rank_of[i] != i))
+            return 0;
+    if (t->root_local != c->local_of[t->rank_of[0]] ||
+        (n > t->flat_max && t->tree_parent >= 0 &&
+         t->tree_parent_local != c->local_of[t->rank_of[t->tree_parent]]))
+        return 0;
+    for (int j = 0; j < t->tree_nkids; j++)
+        if (t->tree_kid_local[j] != c->local_of[t->rank_of[t->tree_kid[j]]])
+            return 0;
+    if (flat)
+        return s->leaders == MPI_COMM_NULL && s->others == MPI_COMM_NULL;
+    if ((t->ep.me == 0) != (s->leaders != MPI_COMM_NULL) || s->nleaders < 2)
+        return 0;
+    int at = 0;
+    for (int l = 0; l < s->nleaders; l++) {
+        if (s->node_count[l] < 1 || s->node_first[l] != at)
+            return 0;
+        at += s->node_count[l];
+    }
+    int mine = s->leader_of[c->rank];
+    if (at != c->size || mine < 0 || mine >= s->nleaders || s->node_count[mine] != n)
+        return 0;
+    for (int r = 0; r < c->size; r++) {
+        int l = s->leader_of[r];
+        if (l < 0 || l >= s->nleaders || s->pos_of[r] < s->node_first[l] ||
+            s->pos_of[r] >= s->node_first[l] + s->node_count[l] ||
+            (c->local_of[r] >= 0) != (l == mine))
+            return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (s->pos_of[t->rank_of[i]] != s->node_first[mine] + i)
+            return 0;
+    return 1;
 }
 
 /* ---- teardown ------------------------------------------------------------------------------ */
@@ -413,8 +530,9 @@ static void reap(void)
 static void comm_free(hmpi_comm_t *c)
 {
     hmpi_coll_comm_t *s = c->coll;
-    c->coll = NULL;
     HMPI_ASSERT(!s->nbc_head && s->mode != HMPI_COLL_SETUP);
+    HMPI_ASSERT_EXPENSIVE(s->mode == HMPI_COLL_PASS || hmpi_coll_comm_is_valid(s, c));
+    c->coll = NULL;
     if (s->leaders != MPI_COMM_NULL)
         PMPI_Comm_free(&s->leaders);
     if (s->others != MPI_COMM_NULL)

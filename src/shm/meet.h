@@ -38,6 +38,7 @@ enum { HMPI_MEET_MAX = HMPI_CACHE_LINE / 8 }; /* members: an entry holds a word 
  * members) hold 8 bytes twice, 16 bytes (3-4) 4 bytes, 8 bytes (5-8) none. */
 static inline void hmpi_meet_init(hmpi_meet_t *m, void *line, int n, int me)
 {
+    HMPI_ASSERT_INTERNAL(line && n >= 2 && n <= HMPI_MEET_MAX && me >= 0 && me < n);
     size_t stride = (HMPI_CACHE_LINE / (size_t)n) & ~(sizeof(uint64_t) - 1);
     *m = (hmpi_meet_t){
         (unsigned char *)line, stride, stride >= 32 ? 8 : stride >= 16 ? 4 : 0, n, me, 0};
@@ -51,6 +52,7 @@ static inline _Atomic uint64_t *hmpi_meet_word(const hmpi_meet_t *m, int i)
 /* Member i's data of meeting l. */
 static inline unsigned char *hmpi_meet_data(const hmpi_meet_t *m, int i, uint64_t l)
 {
+    HMPI_ASSERT_INTERNAL(i >= 0 && i < m->n);
     return m->line + (size_t)i * m->stride + (l & 1) * m->cap;
 }
 
@@ -59,6 +61,8 @@ static inline unsigned char *hmpi_meet_data(const hmpi_meet_t *m, int i, uint64_
  * enters its next meeting only once this one is complete (the areas' reuse above). */
 static inline uint64_t hmpi_meet_enter(hmpi_meet_t *m, const void *data, size_t bytes)
 {
+    /* more would run into the word, or the next member's entry */
+    HMPI_ASSERT_INTERNAL(bytes <= m->cap);
     uint64_t l = ++m->seq;
     if (bytes)
         memcpy(hmpi_meet_data(m, m->me, l), data, bytes);
