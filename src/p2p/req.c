@@ -131,10 +131,10 @@ static const hmpi_req_ops_t *ops_of(const hmpi_req_t *r)
 
 /* ---- the table ---------------------------------------------------------------------- */
 
+/* (A blocking call's request lives on its stack: not the table's, the same invariants.) */
 int hmpi_req_valid(const hmpi_req_t *r)
 {
-    return r >= hmpi_req_table && (uint32_t)(r - hmpi_req_table) < top &&
-           r->kind < HMPI_REQ_KINDS && kinds[r->kind] && (!r->active || r->persistent) &&
+    return r->kind < HMPI_REQ_KINDS && kinds[r->kind] && (!r->active || r->persistent) &&
            (!r->m.posted || !r->complete) && (!r->below_persistent || r->persistent) &&
            (!r->holds_comm || (r->comm && r->comm->refs > 0)) && (!r->listed || !r->complete);
 }
@@ -149,7 +149,7 @@ static int table_valid(void)
     int k = 0;
     for (hmpi_req_t *r = listed_head; r; r = r->lnext)
         if (!r->listed || (r->lnext && r->lnext->lprev != r) || !hmpi_req_valid(r) ||
-            ++k > listed_count)
+            r < hmpi_req_table || (uint32_t)(r - hmpi_req_table) >= top || ++k > listed_count)
             return 0;
     return k == listed_count;
 }
