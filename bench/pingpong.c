@@ -158,6 +158,40 @@ static void step_latency(const ctx_t *c, size_t size, int window, int check)
     }
 }
 
+/* Ranks 0 and 1 exchange one message each way in one call: MPI_Sendrecv (isend 0) or MPI
+ * 4's MPI_Isendrecv and a wait (1). */
+static void exchange(const ctx_t *c, size_t size, int check, int nonblocking)
+{
+    int peer = c->rank ^ 1, n = (int)size;
+    if (c->rank > 1)
+        return;
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+    if (nonblocking) {
+        MPI_Request q;
+        MPI_Isendrecv(c->send, n, MPI_BYTE, peer, TAG_DATA, c->recv, n, MPI_BYTE, peer,
+                      TAG_DATA, MPI_COMM_WORLD, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    } else
+#else
+    (void)nonblocking;
+#endif
+        MPI_Sendrecv(c->send, n, MPI_BYTE, peer, TAG_DATA, c->recv, n, MPI_BYTE, peer,
+                     TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    received(c, size, 0, peer, check);
+}
+
+static void step_sendrecv(const ctx_t *c, size_t size, int window, int check)
+{
+    (void)window;
+    exchange(c, size, check, 0);
+}
+
+static void step_isendrecv(const ctx_t *c, size_t size, int window, int check)
+{
+    (void)window;
+    exchange(c, size, check, 1);
+}
+
 /* The floor test: no MPI call, one cache line each way through memory both ranks map
  * (an MPI-3 shared window, set up by run): rank 0 writes a number into its line and
  * waits for rank 1 to write it back into the other. What any message between the two
@@ -240,6 +274,12 @@ static void step_bidir(const ctx_t *c, size_t size, int window, int check)
         received(c, size, k, peer, check);
 }
 
+static double per_iteration_us(size_t size, int window, int pairs, long iters, double secs)
+{
+    (void)size, (void)window, (void)pairs;
+    return secs / (double)iters * 1e6;
+}
+
 static double half_round_trip_us(size_t size, int window, int pairs, long iters, double secs)
 {
     (void)size, (void)window, (void)pairs;
@@ -278,10 +318,15 @@ static const test_t test_table[] = {
     {"bw", "GB/s", step_stream, one_way_gbs, 1, 0, 0},
     {"bibw", "GB/s", step_bidir, both_ways_gbs, 1, 0, 0},
     {"rate", "Mmsg/s", step_stream, million_msgs, 1, 1, RATE_SIZE},
+    /* one exchange each way per iteration, the time of an iteration */
+    {"sendrecv", "us", step_sendrecv, per_iteration_us, 0, 0, 0},
+    {"isendrecv", "us", step_isendrecv, per_iteration_us, 0, 0, 0},
     {"floor", "us", step_floor, half_round_trip_us, 0, 0, LINE_SIZE},
 };
 enum { NTESTS = sizeof test_table / sizeof test_table[0], TEST_FLOOR = NTESTS - 1 };
-enum { DEFAULT_TESTS = (1u << TEST_FLOOR) - 1 }; /* the floor runs when asked for */
+enum { TEST_SENDRECV = 4 };
+/* latency, bw, bibw, rate; the exchanges and the floor run when asked for */
+enum { DEFAULT_TESTS = (1u << TEST_SENDRECV) - 1 };
 
 /* ---- measuring ------------------------------------------------------------------ */
 

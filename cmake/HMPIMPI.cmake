@@ -35,6 +35,19 @@ if(_hmpi_mpi_h)
   endforeach()
 endif()
 message(STATUS "HMPI layers on ${HMPI_MPI} ${HMPI_MPI_VERSION}: ${HMPI_MPICC}, ${HMPI_MPIEXEC}")
+# MPI 4.0's calls (MPI_Isendrecv, sessions): MPICH 4 says MPI 4; Open MPI 5.0 has them too
+# though its mpi.h says MPI 3.1 (core/below.h, HMPI_MPI4_CALLS). Its _c calls it lacks.
+if(MPI_C_VERSION_MAJOR GREATER_EQUAL 4 OR HMPI_OMPI_MAJOR GREATER_EQUAL 5)
+  set(HMPI_MPI4_CALLS ON)
+else()
+  set(HMPI_MPI4_CALLS OFF)
+endif()
+# MPI 4.1's (MPI_Request_get_status_any & co.): MPICH 4.2, not Open MPI 5.0.
+if(MPI_C_VERSION VERSION_GREATER_EQUAL 4.1)
+  set(HMPI_MPI41_CALLS ON)
+else()
+  set(HMPI_MPI41_CALLS OFF)
+endif()
 
 # Extra launcher flags the tests need: Open MPI refuses root and more ranks than cores
 # unless told. The benchmarks get only what they need to start: Open MPI turns

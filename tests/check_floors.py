@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""check_floors.py SRC_DIR: no #include in src/ points up a floor (docs/design.md, "Floors").
+"""check_floors.py SRC_DIR: no #include and no call in src/ points up a floor
+(docs/design.md, "Floors").
 
 Each folder of src/ is a part on one floor, lowest first:
 
@@ -16,6 +17,15 @@ short ways of MPI_Send and MPI_Recv, inline in their entry points, docs/design.m
 The build forces core/below.h, the table of the MPI below, into every source of libhmpi
 (-include, src/CMakeLists.txt) so that PMPI_X names the MPI below everywhere: that is
 not an #include line and is not checked here; node/ reaches the MPI below through it.
+
+Calls are checked as well: a function defined in a source of a higher floor is not called
+from a lower one (a declaration written by hand, or a name reached through a macro, would
+otherwise hide the arrow), and HMPI's own MPI entry points are not called back through
+their hmpi_self_X names (core/below.h) from below mpi/. A call is a name followed by "(";
+a definition is a name at the start of a line after its type, its body's "{" following.
+Calls through function pointers (the hooks a higher floor registers below, such as
+shm/wait.h's progress hook and p2p/req.h's table of request kinds) are the sanctioned way
+up and are not seen here.
 
 Each "..." include is resolved as the compiler does: next to the including file, then in
 src/ and include/ (the include directories of libhmpi). One that resolves nowhere fails
@@ -40,6 +50,12 @@ FLOORS = {
 # Headers private to their part: included only by the sources of that part's folder.
 PRIVATE = ("p2p/engine.h",)
 INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
+# A function definition: a type, then the name at the line's start or after the type on one
+# line, then "(", and the body on the line or the next ones (no ";" before "{").
+DEFINITION = re.compile(r'^(?:static\s+)?(?:inline\s+)?[A-Za-z_][\w\s\*]*?\b([a-z_]\w*)\s*\([^;]*$')
+CALL = re.compile(r'\b([a-z_]\w*)\s*\(')
+COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
+STRING = re.compile(r'"(?:\\.|[^"\\])*"')
 SOURCES = ("*.c", "*.h", "*.def")
 
 
@@ -49,6 +65,53 @@ def resolve(src, inc_dirs, f, name):
         if p.is_file():
             return p
     return None
+
+
+def strip(text):
+    """The text without comments and strings, line structure kept."""
+    text = COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    return STRING.sub('""', text)
+
+
+def definitions(files, src):
+    """Non-static functions by name: the floor of the folder that defines them."""
+    where = {}
+    for f in files:
+        rel = f.relative_to(src)
+        if len(rel.parts) < 2 or rel.parts[0] not in FLOORS or f.suffix != ".c":
+            continue
+        lines = strip(f.read_text(errors="replace")).splitlines()
+        for i, line in enumerate(lines):
+            m = DEFINITION.match(line)
+            if not m or line.startswith("static"):
+                continue
+            rest = " ".join(lines[i:i + 4])
+            if "{" in rest and ";" not in rest.split("{")[0]:
+                where.setdefault(m.group(1), rel.parts[0])
+    return where
+
+
+def check_calls(files, src):
+    """Calls of functions defined on a higher floor, and hmpi_self_X below mpi/."""
+    problems = []
+    where = definitions(files, src)
+    for f in files:
+        rel = f.relative_to(src)
+        if len(rel.parts) < 2 or rel.parts[0] not in FLOORS:
+            continue
+        part = rel.parts[0]
+        for n, line in enumerate(strip(f.read_text(errors="replace")).splitlines(), 1):
+            for m in CALL.finditer(line):
+                name = m.group(1)
+                if name.startswith("hmpi_self_") and part != "mpi":
+                    problems.append(f"src/{rel}:{n}: {part}/ calls {name}, an MPI entry point "
+                                    "of HMPI's own (a call up to mpi/)")
+                    continue
+                tpart = where.get(name)
+                if tpart and FLOORS[tpart] > FLOORS[part]:
+                    problems.append(f"src/{rel}:{n}: {part}/ (floor {FLOORS[part]}) calls "
+                                    f"{name} of {tpart}/ (floor {FLOORS[tpart]})")
+    return problems
 
 
 def check(src):
@@ -85,7 +148,7 @@ def check(src):
             if tpart in FLOORS and FLOORS[tpart] > FLOORS[part]:
                 problems.append(f"src/{rel}:{n}: {part}/ (floor {FLOORS[part]}) includes "
                                 f"\"{m.group(1)}\" of {tpart}/ (floor {FLOORS[tpart]})")
-    return problems
+    return problems + check_calls(files, src)
 
 
 def selftest():
@@ -97,10 +160,21 @@ def selftest():
         (src / "p2p" / "p2p.h").write_text('#include "../shm/q.h"\n')
         (src / "p2p" / "engine.h").write_text('#include "p2p.h"\n')
         (src / "shm" / "q.h").write_text('#include "../mpi/top.h"\n')
-        (src / "mpi" / "use.c").write_text('#include "../p2p/engine.h"\n')
+        (src / "mpi" / "use.c").write_text('#include "../p2p/engine.h"\n'
+                                            'int hmpi_mpi_thing(void)\n{\n    return 0;\n}\n')
+        (src / "p2p" / "ok.c").write_text('/* hmpi_mpi_thing() in a comment */\n'
+                                          'int hmpi_p2p_op(void);\n'
+                                          'int hmpi_p2p_op(void) { return 1; }\n')
+        (src / "shm" / "up.c").write_text('int hmpi_mpi_thing(void);\n'
+                                          'static int f(void)\n{\n'
+                                          '    return hmpi_mpi_thing() + hmpi_self_Send(0);\n}\n')
         got = check(src)
         want = ['src/mpi/use.c:1: mpi/ includes "../p2p/engine.h", private to p2p/',
-                'src/shm/q.h:1: shm/ (floor 2) includes "../mpi/top.h" of mpi/ (floor 7)']
+                'src/shm/q.h:1: shm/ (floor 2) includes "../mpi/top.h" of mpi/ (floor 7)',
+                'src/shm/up.c:1: shm/ (floor 2) calls hmpi_mpi_thing of mpi/ (floor 7)',
+                'src/shm/up.c:4: shm/ (floor 2) calls hmpi_mpi_thing of mpi/ (floor 7)',
+                'src/shm/up.c:4: shm/ calls hmpi_self_Send, an MPI entry point of HMPI\'s own '
+                '(a call up to mpi/)']
         if got != want:
             print(f"check_floors self-test: got {got}, want {want}")
             return False
@@ -116,9 +190,9 @@ def main():
     for p in problems:
         print(p)
     if problems:
-        print(f"{len(problems)} include(s) against the floors")
+        print(f"{len(problems)} include(s) or call(s) against the floors")
         sys.exit(1)
-    print("every include keeps to the floors")
+    print("every include and call keeps to the floors")
 
 
 if __name__ == "__main__":

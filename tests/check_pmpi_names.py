@@ -23,10 +23,14 @@ def main():
     text = open(below_h).read()
     block = re.search(r"#define HMPI_BELOW_CALLS\(X\)(.*?)\n\n", text, re.S).group(1)
     listed = set(re.findall(r"X\((\w+)\)", block))
-    # The conditional lists (MPI 4's large-count calls, the sessions' calls): all of a
-    # list where the MPI below has them, else none.
-    blocks = [set(re.findall(r"X\((\w+)\)", m.group(1))) for m in
-              re.finditer(r"#define HMPI_BELOW_CALLS_\w+\(X\) *\\\n(.*?)\n#else", text, re.S)]
+    # Blocks of calls the MPI below may lack (MPI 4.0's that Open MPI 5.0 has too, the
+    # large-count ones, MPI 4.1's, the request conversions where they are functions): all
+    # of a block where the MPI below has them, else none.
+    optional = []
+    for name in ("HMPI_BELOW_CALLS_40", "HMPI_BELOW_CALLS_4", "HMPI_BELOW_CALLS_41",
+                 "HMPI_BELOW_CALLS_C2F"):
+        block = re.search(r"#define " + name + r"\(X\)(.*?)\n#else", text, re.S).group(1)
+        optional.append(set(re.findall(r"X\((\w+)\)", block)))
     errors = []
 
     defined = {}  # symbol -> (type, address)
@@ -36,7 +40,7 @@ def main():
     # C names (MPI_Send); MPI_SEND and the like are Fortran entry points (fortran.c).
     mpi = {s[4:] for s, (t, _) in defined.items()
            if re.fullmatch(r"MPI_[A-Z][a-z0-9_]*", s) and t in "TW"}
-    for block in blocks:
+    for block in optional:
         if mpi & block:
             listed |= block
     for name in sorted(mpi - listed):

@@ -118,6 +118,7 @@ static int expose_blocks(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, c
             any_direct = 1;
         } else {
             void *to = hmpi_coll_take(&sc, l.size, 0, 1);
+            HMPI_ASSERT_INTERNAL(tab && to); /* sized above for the table and every block */
             int err = hmpi_coll_pack(to, b, side_count(sd, i), side_type(sd, i), &l);
             *err_p = *err_p != MPI_SUCCESS ? *err_p : err;
             tab[i] = (hmpi_coll_blk_t){(uintptr_t)to, l.size};

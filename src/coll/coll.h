@@ -51,8 +51,9 @@
  *    slot or scratch needs no such wait (the claims protect it).
  *
  * Memory held outside the slot (scratch, staged copies) belongs to its owner and is
- * freed only by it. A communicator's team is torn down after a barrier of the MPI
- * below on it (hmpi_coll_comm_free), when nobody reads any slot any more.
+ * freed only by it. A communicator's team goes when its state does: each member
+ * publishes one last epoch ("gone"), and frees its slot and scratch once every member
+ * is gone (comm.c), with no wait and no barrier.
  */
 enum {
     HMPI_COLL_ARRIVED = HMPI_EPOCH_ARRIVED,
@@ -102,7 +103,9 @@ typedef struct {
     hmpi_meet_t line;         /* the team's meeting line (in member 0's slot); line.line is
                                  NULL when it has none */
     int flat_max;             /* HMPI_COLL_FLAT_MAX, the smallest of all members' */
-    int tree_parent;          /* the tree of radix HMPI_COLL_RADIX (tree.c): -1 at member 0 */
+    int tree_radix;           /* HMPI_COLL_RADIX, the smallest of all members' */
+    int tree_parent;          /* the tree of that radix (tree.c), for teams of more than
+                                 flat_max members: -1 at member 0 */
     int tree_nkids;
     int tree_kid[HMPI_COLL_RADIX_MAX];
     /* Node-local ranks of the parent, the children and member 0: whom a publish
@@ -113,9 +116,13 @@ typedef struct {
 } hmpi_coll_team_t;
 
 /* Per communicator (hmpi_comm_t.coll): made at the first collective call. */
-typedef enum { HMPI_COLL_PASS, HMPI_COLL_FLAT, HMPI_COLL_HIER } hmpi_coll_mode_t;
+/* SETUP: the setup's allgather is in flight (a nonblocking collective came first: nbc.h);
+ * the mode it ends in is one of the others. */
+typedef enum { HMPI_COLL_PASS, HMPI_COLL_FLAT, HMPI_COLL_HIER, HMPI_COLL_SETUP } hmpi_coll_mode_t;
 
-typedef struct {
+struct hmpi_coll_op_s;
+
+typedef struct hmpi_coll_comm_s {
     hmpi_coll_mode_t mode;
     hmpi_coll_team_t team;
     MPI_Comm leaders;         /* HIER: one rank per node (MPI_COMM_NULL elsewhere) */
@@ -130,19 +137,41 @@ typedef struct {
     int *node_first;          /* [nleaders] where each node's members start */
     int *pos_of;              /* [comm size] each member's place */
     void *my_slot;            /* this rank's slot (freed at teardown) */
+    /* Nonblocking and persistent collectives started and not yet run to their end, in
+     * start order (nbc.h); the head runs. Engine lock (p2p/req.h). */
+    struct hmpi_coll_op_s *nbc_head, *nbc_tail;
+    /* SETUP: the setup's exchange in flight (comm.c). */
+    MPI_Request setup_req;
+    void *setup_rec;
+    struct hmpi_coll_comm_s *zombie_next; /* gone, its slot still read (comm.c) */
 } hmpi_coll_comm_t;
 
-/* The collective state of c, making it on first use (collective over c), or NULL when
- * collectives on comm pass to the MPI below. */
+/* The collective state of c for a blocking collective, making it on first use
+ * (collective over c) and letting every nonblocking collective started before on c run
+ * to its end (nbc.h), or NULL when collectives on comm pass to the MPI below. */
 hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p);
+/* The setup of a communicator's state in two halves (comm.c): the exchange of the slots
+ * posted (a new state in mode SETUP, the exchange in flight), and its end once the
+ * exchange is complete: 1 when the state is set up (its mode final), 0 while the
+ * exchange is in flight (begin's blocking form waits for it). */
+hmpi_coll_comm_t *hmpi_coll_setup_begin(hmpi_comm_t *c);
+int hmpi_coll_setup_test(hmpi_comm_t *c, hmpi_coll_comm_t *s);
+
+/* The walkers of the assertions (common/assert.h), comm.c: 1 when this rank's view of
+ * its team (of the communicator c) is consistent. O(members), O(comm size) for the
+ * communicator's: the expensive level. They read private memory and this rank's own
+ * state words only, never a peer's (untrusted input). */
+int hmpi_coll_team_is_valid(const hmpi_coll_team_t *t);
+int hmpi_coll_comm_is_valid(const hmpi_coll_comm_t *s, const hmpi_comm_t *c);
 
 /* The member index of comm rank r (which must be on this node). */
 static inline int hmpi_coll_member(const hmpi_coll_team_t *t, int r)
 {
-    for (int i = 0; i < t->ep.n; i++)
-        if (t->rank_of[i] == r)
-            return i;
-    return -1;
+    int i = 0;
+    while (i < t->ep.n && t->rank_of[i] != r)
+        i++;
+    HMPI_ASSERT_INTERNAL(i < t->ep.n); /* every local rank of the communicator is one */
+    return i < t->ep.n ? i : -1;
 }
 
 /* ---- epochs, claims and waits (shm/epoch.h, counted as the collectives' waits) ----------- */
@@ -247,6 +276,7 @@ static inline hmpi_coll_half_t *hmpi_coll_claim(hmpi_coll_team_t *t, uint64_t e)
  * reader of fewer bytes touches only the lines they lie in). */
 enum { HMPI_COLL_RING = 32, HMPI_COLL_RING_LINES = 5 };
 enum { HMPI_COLL_RING_BYTES = HMPI_COLL_RING_LINES * HMPI_CACHE_LINE - 16 };
+static_assert(HMPI_COLL_RING_BYTES >= 256, "a 256-byte payload fits an entry");
 
 typedef struct {
     alignas(HMPI_CACHE_LINE) _Atomic uint64_t seq;
@@ -263,6 +293,7 @@ static_assert(offsetof(hmpi_coll_ring_t, data) == 16, "16-byte aligned data");
 /* Member i's ring entry for epoch e: after the two halves and the meeting line. */
 static inline hmpi_coll_ring_t *hmpi_coll_ring(const hmpi_coll_team_t *t, int i, uint64_t e)
 {
+    HMPI_ASSERT_INTERNAL(i >= 0 && i < t->ep.n);
     return (hmpi_coll_ring_t *)(t->ep.slot[i] + 2 * t->ep.stride + HMPI_CACHE_LINE) +
            e % HMPI_COLL_RING;
 }
@@ -277,6 +308,7 @@ static inline hmpi_coll_ring_t *hmpi_coll_ring_claim(hmpi_coll_team_t *t, uint64
         if (t->ep.seen_done + HMPI_COLL_RING < e)
             hmpi_coll_wait_done(t, e - HMPI_COLL_RING);
     }
+    HMPI_ASSERT_INTERNAL(e == t->ep.epoch && t->ep.seen_done + HMPI_COLL_RING >= e);
     return hmpi_coll_ring(t, t->ep.me, e);
 }
 
@@ -402,7 +434,7 @@ int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI
  * from there), in half.addr. */
 enum { HMPI_COLL_STACK_INPUTS = 64 };
 /* Copies the span of (in, l) into area a keeping its alignment modulo align; returns the
- * base to publish (staged - lo), or NULL when it does not fit. */
+ * base to publish (staged - lo). The caller sized a for it (hmpi_coll_room). */
 void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_layout_t *l,
                            size_t align);
 /* Publishes in as this member's input (half.addr): itself when its span lies in the

@@ -139,6 +139,7 @@ static int gather_root(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
             hmpi_coll_blk_t *tab = hmpi_coll_take(&a, tb, 0, 16);
             if (!tab)
                 tab = hmpi_coll_scratch(t, e, tb);
+            HMPI_ASSERT_INTERNAL(tab != NULL);
             for (int i = 0; i < n; i++) {
                 hmpi_layout_t l;
                 block_layout(rb, i, &l);
@@ -175,6 +176,7 @@ static int gather_root(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
 static int gather_team(hmpi_coll_team_t *t, const void *sendbuf, int scount, MPI_Datatype stype,
                        blocks_t *rb, int root)
 {
+    HMPI_ASSERT_INTERNAL(root >= 0 && root < t->ep.n);
     int err;
     if (t->ep.me != root) {
         hmpi_layout_t sl;
@@ -307,6 +309,7 @@ static int scatter_root(hmpi_coll_team_t *t, uint64_t e, const blocks_t *sb, voi
             any_direct = 1;
         } else {
             void *to = hmpi_coll_take(&sc, l.size, 0, 1);
+            HMPI_ASSERT_INTERNAL(tab && to); /* sized above for the table and every block */
             int err2 = hmpi_coll_pack(to, b, block_count(sb, i), sb->type, &l);
             err = err != MPI_SUCCESS ? err : err2;
             tab[i] = (hmpi_coll_blk_t){(uintptr_t)to, l.size};
@@ -334,6 +337,7 @@ static int scatter_root(hmpi_coll_team_t *t, uint64_t e, const blocks_t *sb, voi
 static int scatter_team(hmpi_coll_team_t *t, blocks_t *sb, void *recvbuf, int rcount,
                         MPI_Datatype rtype, int root)
 {
+    HMPI_ASSERT_INTERNAL(root >= 0 && root < t->ep.n);
     int err;
     if (t->ep.me == root) {
         if ((err = blocks_check(sb, t->ep.n)) != MPI_SUCCESS)

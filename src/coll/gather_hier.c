@@ -41,6 +41,7 @@ static int *leader_counts(hmpi_coll_comm_t *s, int block)
 static int from_leader(hmpi_coll_team_t *t, const void *buf, int want,
                        int (*take)(const void *buf, void *arg), void *arg)
 {
+    HMPI_ASSERT_INTERNAL(want >= -1 && want < t->ep.n);
     int err = MPI_SUCCESS;
     uint64_t e = hmpi_coll_begin(t);
     if (t->ep.me == 0) {

@@ -69,6 +69,7 @@ int hmpi_coll_copy_typed(void *dst, const void *src, int count, MPI_Datatype typ
 
 void *hmpi_coll_take(hmpi_coll_area_t *a, size_t n, uintptr_t like, size_t align)
 {
+    HMPI_ASSERT_INTERNAL(align && (align & (align - 1)) == 0 && a->used <= a->len);
     uintptr_t at = (uintptr_t)a->base + a->used;
     at += (like - at) & (align - 1);
     if (at + n > (uintptr_t)a->base + a->len)
@@ -102,6 +103,7 @@ int hmpi_coll_reduce_slice(void *dst, const void *const *x, int n, int self, MPI
                            int count, MPI_Datatype type, MPI_Op op, const hmpi_layout_t *one,
                            int commute)
 {
+    HMPI_ASSERT_INTERNAL(n >= 1 && self >= -1 && self < n && count >= 0);
     int err = MPI_SUCCESS, step = chunk_of(one);
     hmpi_op_kernel_t k = hmpi_op_kernel(op, type);
     if (k) { /* a basic type (extent = size) and a predefined op: commutative */

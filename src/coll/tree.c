@@ -70,6 +70,8 @@ static int split(int lo, int hi, int k, const uint8_t *cut, int first[], int end
 
 int hmpi_coll_tree_place(int n, int me, int k, const uint8_t *cut, int *parent, int kid[])
 {
+    /* split writes up to k parts into arrays of HMPI_COLL_RADIX_MAX */
+    HMPI_ASSERT(k >= 2 && k <= HMPI_COLL_RADIX_MAX && me >= 0 && me < n);
     int first[HMPI_COLL_RADIX_MAX], end[HMPI_COLL_RADIX_MAX], lo = 0, hi = n;
     *parent = -1;
     while (lo != me) { /* me lies in one of the parts under lo: descend into it */
@@ -82,6 +84,8 @@ int hmpi_coll_tree_place(int n, int me, int k, const uint8_t *cut, int *parent, 
         hi = end[j];
     }
     int nkids = split(lo, hi, k, cut, first, end);
+    HMPI_ASSERT_INTERNAL(nkids <= k &&
+                         (nkids == 0 || (first[0] == me + 1 && end[nkids - 1] == hi)));
     memcpy(kid, first, sizeof *first * (size_t)nkids);
     return nkids;
 }
@@ -94,6 +98,8 @@ static void wait_kids(const hmpi_coll_team_t *t, uint64_t e)
 
 int hmpi_coll_tree_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
 {
+    /* A flat team has no tree: its zeroed parent would be member 0, waiting for itself. */
+    HMPI_ASSERT_INTERNAL(t->ep.n > t->flat_max);
     int err = MPI_SUCCESS;
     uint64_t e = hmpi_coll_begin(t);
     wait_kids(t, e);
@@ -112,6 +118,7 @@ int hmpi_coll_tree_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg)
 void hmpi_coll_tree_allreduce(hmpi_coll_team_t *t, const void *in, void *recvbuf, int count,
                               size_t bytes, hmpi_op_kernel_t k)
 {
+    HMPI_ASSERT_INTERNAL(t->ep.n > t->flat_max && bytes <= t->cap); /* the fold is inline */
     uint64_t e = hmpi_coll_begin(t);
     unsigned char *fold = hmpi_coll_claim(t, e)->data;
     if (t->tree_nkids == 0) {

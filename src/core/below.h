@@ -29,9 +29,12 @@
     X(Comm_create_group) X(Comm_disconnect) X(Comm_dup) X(Comm_dup_with_info) X(Comm_free)  \
     X(Comm_idup) X(Comm_split) X(Comm_split_type) X(Compare_and_swap)                       \
     X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Exscan) X(Fetch_and_op)            \
-    X(Finalize) X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Graph_create) X(Ibsend)     \
+    X(Finalize) X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Graph_create) X(Group_free) \
+    X(Ibsend)                                                                              \
     X(Improbe) X(Imrecv) X(Init) X(Init_thread) X(Intercomm_merge) X(Iprobe) X(Irecv)       \
-    X(Irsend) X(Isend) X(Issend) X(Mprobe) X(Mrecv) X(Probe) X(Put) X(Raccumulate) X(Recv)  \
+    X(Irsend) X(Isend) X(Issend) X(Mprobe) X(Mrecv) X(Neighbor_allgather)                   \
+    X(Neighbor_allgatherv) X(Neighbor_alltoall) X(Neighbor_alltoallv) X(Neighbor_alltoallw)  \
+    X(Probe) X(Put) X(Raccumulate) X(Recv)                                                  \
     X(Recv_init) X(Reduce) X(Reduce_scatter) X(Reduce_scatter_block) X(Request_free)        \
     X(Request_get_status) X(Rget) X(Rget_accumulate) X(Rput) X(Rsend) X(Rsend_init)         \
     X(Scan) X(Scatter) X(Scatterv) X(Send) X(Send_init) X(Sendrecv) X(Sendrecv_replace)     \
@@ -40,7 +43,8 @@
     X(Win_allocate) X(Win_allocate_shared) X(Win_attach) X(Win_complete) X(Win_create)      \
     X(Win_create_dynamic) X(Win_detach) X(Win_fence) X(Win_flush) X(Win_flush_all)          \
     X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_get_attr) X(Win_lock)       \
-    X(Win_lock_all) X(Win_post) X(Win_shared_query) X(Win_start) X(Win_sync) X(Win_test)    \
+    X(Win_lock_all) X(Win_post) X(Win_set_info) X(Win_shared_query) X(Win_start) X(Win_sync) \
+    X(Win_test)                                                                            \
     X(Win_unlock) X(Win_unlock_all) X(Win_wait)                                            \
     X(T_init_thread) X(T_finalize) X(T_cvar_get_num) X(T_cvar_get_info) X(T_cvar_get_index) \
     X(T_cvar_handle_alloc) X(T_cvar_handle_free) X(T_cvar_read) X(T_cvar_write)             \
@@ -49,10 +53,33 @@
     X(T_pvar_stop) X(T_pvar_read) X(T_pvar_write) X(T_pvar_reset) X(T_pvar_readreset)       \
     X(T_category_get_num) X(T_category_get_info) X(T_category_get_index)                    \
     X(T_category_get_cvars) X(T_category_get_pvars) X(T_category_get_categories)            \
-    X(T_category_changed) HMPI_BELOW_CALLS_4(X) HMPI_BELOW_CALLS_SESSIONS(X)
+    X(T_category_changed) X(Ibarrier) X(Ibcast) X(Iallreduce) X(Ireduce)                   \
+    HMPI_BELOW_CALLS_40(X) HMPI_BELOW_CALLS_4(X) HMPI_BELOW_CALLS_41(X)                     \
+    HMPI_BELOW_CALLS_C2F(X)
 
-/* MPI 4's large-count calls HMPI defines (mpi/large.c, mpi/bsend.c), and MPI_Comm_idup_with_info
- * (mpi/comm.c), where the MPI below has them (MPICH 4; not Open MPI 4.1). */
+/* MPI 4.0's calls that HMPI defines and Open MPI 5.0 declares too, though its mpi.h says
+ * MPI 3.1 (MPI_VERSION 3): MPI_Isendrecv and MPI_Isendrecv_replace (mpi/pt2pt.c),
+ * MPI_Comm_idup_with_info (mpi/comm.c), the persistent collectives (coll/), and the
+ * sessions: MPI_Session_init and MPI_Session_finalize are HMPI's life (mpi/init.c), the
+ * rest its checks of them (mpi/session.c) and the constructors from groups
+ * (mpi/comm.c). Guarded by MPI_VERSION alone they were passed through there, and
+ * MPI_Isendrecv hung as issue 40 tells (tests/check_surface.py). */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#define HMPI_MPI4_CALLS 1
+#define HMPI_BELOW_CALLS_40(X)                                                             \
+    X(Isendrecv) X(Isendrecv_replace) X(Comm_idup_with_info) X(Session_init)               \
+    X(Session_finalize) X(Barrier_init) X(Bcast_init) X(Allreduce_init) X(Reduce_init)      \
+    X(Comm_create_from_group) X(Intercomm_create_from_groups) X(Group_from_session_pset)  \
+    X(Session_get_num_psets) X(Session_get_nth_pset) X(Session_get_info)                   \
+    X(Session_get_pset_info) X(Session_get_errhandler) X(Session_set_errhandler)           \
+    X(Session_call_errhandler)
+#else
+#define HMPI_MPI4_CALLS 0
+#define HMPI_BELOW_CALLS_40(X)
+#endif
+
+/* MPI 4's large-count calls HMPI defines (mpi/large.c, mpi/bsend.c) and MPI_T's events,
+ * where the MPI below has them (MPICH 4; not Open MPI 4.1 or 5.0). */
 #if MPI_VERSION >= 4
 #define HMPI_BELOW_CALLS_4(X)                                                              \
     X(Send_c) X(Ssend_c) X(Rsend_c) X(Bsend_c) X(Isend_c) X(Issend_c) X(Irsend_c)          \
@@ -64,26 +91,44 @@
     X(Bcast_c) X(Gather_c) X(Scatter_c) X(Allgather_c) X(Alltoall_c) X(Reduce_c)             \
     X(Allreduce_c) X(Scan_c) X(Exscan_c) X(Reduce_scatter_block_c) X(Reduce_scatter_c)      \
     X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)                \
-    X(Comm_idup_with_info) X(T_category_get_num_events) X(T_category_get_events)            \
-    X(Isendrecv) X(Isendrecv_replace) X(Isendrecv_c) X(Isendrecv_replace_c)
+    X(T_category_get_num_events) X(T_category_get_events) X(Isendrecv_c)                   \
+    X(Isendrecv_replace_c) X(Neighbor_allgather_c) X(Neighbor_allgatherv_c)                 \
+    X(Neighbor_alltoall_c) X(Neighbor_alltoallv_c) X(Neighbor_alltoallw_c)
 #else
 #define HMPI_BELOW_CALLS_4(X)
 #endif
 
-/* MPI 4's sessions (mpi/init.c, mpi/session.c: MPI_Group_free forgets a session's group
- * there) and the constructors from groups (mpi/comm.c), where the MPI below has them:
- * MPICH 4, and Open MPI 5, whose mpi.h says MPI_VERSION 3 (not Open MPI 4.1).
- * HMPI_HAVE_SESSIONS guards what HMPI has of them. */
-#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
-#define HMPI_HAVE_SESSIONS 1
-#define HMPI_BELOW_CALLS_SESSIONS(X)                                                       \
-    X(Session_init) X(Session_finalize) X(Comm_create_from_group)                         \
-    X(Intercomm_create_from_groups) X(Group_from_session_pset) X(Session_get_num_psets)     \
-    X(Session_get_nth_pset) X(Session_get_info) X(Session_get_pset_info)                   \
-    X(Session_get_errhandler) X(Session_set_errhandler) X(Session_call_errhandler)         \
-    X(Group_free)
+/* MPI 4.1's calls HMPI defines, where the MPI below has them (MPICH 4.2; not Open MPI 5.0):
+ * MPI_Request_get_status_any, _all and _some (mpi/request.c), whose arrays may hold HMPI's
+ * requests; the buffers of communicators and sessions and the flushes (mpi/bsend.c), which
+ * HMPI's buffered local messages count against. */
+#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+#define HMPI_MPI41_CALLS 1
+#define HMPI_BELOW_CALLS_41(X)                                                             \
+    X(Request_get_status_any) X(Request_get_status_all) X(Request_get_status_some)         \
+    X(Comm_attach_buffer) X(Comm_attach_buffer_c) X(Session_attach_buffer)                 \
+    X(Session_attach_buffer_c) X(Comm_detach_buffer) X(Comm_detach_buffer_c)               \
+    X(Session_detach_buffer) X(Session_detach_buffer_c) X(Buffer_flush)                    \
+    X(Comm_flush_buffer) X(Session_flush_buffer) X(Buffer_iflush) X(Comm_iflush_buffer)    \
+    X(Session_iflush_buffer)
 #else
-#define HMPI_BELOW_CALLS_SESSIONS(X)
+#define HMPI_MPI41_CALLS 0
+#define HMPI_BELOW_CALLS_41(X)
+#endif
+
+/* The C-Fortran conversions of requests and messages (mpi/fortran.c), where mpi.h declares
+ * them as functions (Open MPI; MPICH from 4.1): HMPI's requests and messages are not the
+ * MPI below's, and Open MPI's would read one as its own object (issue 40's surface table).
+ * MPICH 4.0's are macros, casts of integer handles, which HMPI's survive. */
+#if !defined(MPI_Request_c2f)
+#define HMPI_BELOW_CALLS_C2F(X) X(Request_c2f) X(Request_f2c) X(Message_c2f) X(Message_f2c)
+#else
+#define HMPI_BELOW_CALLS_C2F(X)
+#endif
+#if defined(MPI_Request_c2f) != defined(MPI_Message_c2f) ||                                 \
+    defined(MPI_Request_c2f) != defined(MPI_Request_f2c) ||                                 \
+    defined(MPI_Message_c2f) != defined(MPI_Message_f2c)
+#error "mpi.h makes some of MPI_Request_c2f/f2c and MPI_Message_c2f/f2c macros, not all"
 #endif
 // clang-format on
 
@@ -148,6 +193,7 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Get hmpi_below.Get
 #define PMPI_Get_accumulate hmpi_below.Get_accumulate
 #define PMPI_Graph_create hmpi_below.Graph_create
+#define PMPI_Group_free hmpi_below.Group_free
 #define PMPI_Ibsend hmpi_below.Ibsend
 #define PMPI_Improbe hmpi_below.Improbe
 #define PMPI_Imrecv hmpi_below.Imrecv
@@ -161,6 +207,11 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Issend hmpi_below.Issend
 #define PMPI_Mprobe hmpi_below.Mprobe
 #define PMPI_Mrecv hmpi_below.Mrecv
+#define PMPI_Neighbor_allgather hmpi_below.Neighbor_allgather
+#define PMPI_Neighbor_allgatherv hmpi_below.Neighbor_allgatherv
+#define PMPI_Neighbor_alltoall hmpi_below.Neighbor_alltoall
+#define PMPI_Neighbor_alltoallv hmpi_below.Neighbor_alltoallv
+#define PMPI_Neighbor_alltoallw hmpi_below.Neighbor_alltoallw
 #define PMPI_Probe hmpi_below.Probe
 #define PMPI_Put hmpi_below.Put
 #define PMPI_Raccumulate hmpi_below.Raccumulate
@@ -215,6 +266,7 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Win_lock hmpi_below.Win_lock
 #define PMPI_Win_lock_all hmpi_below.Win_lock_all
 #define PMPI_Win_post hmpi_below.Win_post
+#define PMPI_Win_set_info hmpi_below.Win_set_info
 #define PMPI_Win_shared_query hmpi_below.Win_shared_query
 #define PMPI_Win_start hmpi_below.Win_start
 #define PMPI_Win_sync hmpi_below.Win_sync
@@ -251,6 +303,10 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_T_category_get_pvars hmpi_below.T_category_get_pvars
 #define PMPI_T_category_get_categories hmpi_below.T_category_get_categories
 #define PMPI_T_category_changed hmpi_below.T_category_changed
+#define PMPI_Ibarrier hmpi_below.Ibarrier
+#define PMPI_Ibcast hmpi_below.Ibcast
+#define PMPI_Iallreduce hmpi_below.Iallreduce
+#define PMPI_Ireduce hmpi_below.Ireduce
 #if MPI_VERSION >= 4
 #define PMPI_T_category_get_num_events hmpi_below.T_category_get_num_events
 #define PMPI_T_category_get_events hmpi_below.T_category_get_events
@@ -303,16 +359,49 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Allgatherv_c hmpi_below.Allgatherv_c
 #define PMPI_Alltoallv_c hmpi_below.Alltoallv_c
 #define PMPI_Alltoallw_c hmpi_below.Alltoallw_c
+#define PMPI_Isendrecv_c hmpi_below.Isendrecv_c
+#define PMPI_Neighbor_allgather_c hmpi_below.Neighbor_allgather_c
+#define PMPI_Neighbor_allgatherv_c hmpi_below.Neighbor_allgatherv_c
+#define PMPI_Neighbor_alltoall_c hmpi_below.Neighbor_alltoall_c
+#define PMPI_Neighbor_alltoallv_c hmpi_below.Neighbor_alltoallv_c
+#define PMPI_Neighbor_alltoallw_c hmpi_below.Neighbor_alltoallw_c
+#define PMPI_Isendrecv_replace_c hmpi_below.Isendrecv_replace_c
+#endif
+#if HMPI_MPI41_CALLS
+#define PMPI_Request_get_status_any hmpi_below.Request_get_status_any
+#define PMPI_Request_get_status_all hmpi_below.Request_get_status_all
+#define PMPI_Request_get_status_some hmpi_below.Request_get_status_some
+#define PMPI_Comm_attach_buffer hmpi_below.Comm_attach_buffer
+#define PMPI_Comm_attach_buffer_c hmpi_below.Comm_attach_buffer_c
+#define PMPI_Session_attach_buffer hmpi_below.Session_attach_buffer
+#define PMPI_Session_attach_buffer_c hmpi_below.Session_attach_buffer_c
+#define PMPI_Comm_detach_buffer hmpi_below.Comm_detach_buffer
+#define PMPI_Comm_detach_buffer_c hmpi_below.Comm_detach_buffer_c
+#define PMPI_Session_detach_buffer hmpi_below.Session_detach_buffer
+#define PMPI_Session_detach_buffer_c hmpi_below.Session_detach_buffer_c
+#define PMPI_Buffer_flush hmpi_below.Buffer_flush
+#define PMPI_Comm_flush_buffer hmpi_below.Comm_flush_buffer
+#define PMPI_Session_flush_buffer hmpi_below.Session_flush_buffer
+#define PMPI_Buffer_iflush hmpi_below.Buffer_iflush
+#define PMPI_Comm_iflush_buffer hmpi_below.Comm_iflush_buffer
+#define PMPI_Session_iflush_buffer hmpi_below.Session_iflush_buffer
+#endif
+#if !defined(MPI_Request_c2f)
+#define PMPI_Request_c2f hmpi_below.Request_c2f
+#define PMPI_Request_f2c hmpi_below.Request_f2c
+#define PMPI_Message_c2f hmpi_below.Message_c2f
+#define PMPI_Message_f2c hmpi_below.Message_f2c
+#endif
+#if HMPI_MPI4_CALLS
 #define PMPI_Comm_idup_with_info hmpi_below.Comm_idup_with_info
 #define PMPI_Isendrecv hmpi_below.Isendrecv
 #define PMPI_Isendrecv_replace hmpi_below.Isendrecv_replace
-#define PMPI_Isendrecv_c hmpi_below.Isendrecv_c
-#define PMPI_Isendrecv_replace_c hmpi_below.Isendrecv_replace_c
-#endif
-
-#ifdef HMPI_HAVE_SESSIONS
 #define PMPI_Session_init hmpi_below.Session_init
 #define PMPI_Session_finalize hmpi_below.Session_finalize
+#define PMPI_Barrier_init hmpi_below.Barrier_init
+#define PMPI_Bcast_init hmpi_below.Bcast_init
+#define PMPI_Allreduce_init hmpi_below.Allreduce_init
+#define PMPI_Reduce_init hmpi_below.Reduce_init
 #define PMPI_Comm_create_from_group hmpi_below.Comm_create_from_group
 #define PMPI_Intercomm_create_from_groups hmpi_below.Intercomm_create_from_groups
 #define PMPI_Group_from_session_pset hmpi_below.Group_from_session_pset
@@ -323,7 +412,6 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Session_get_errhandler hmpi_below.Session_get_errhandler
 #define PMPI_Session_set_errhandler hmpi_below.Session_set_errhandler
 #define PMPI_Session_call_errhandler hmpi_below.Session_call_errhandler
-#define PMPI_Group_free hmpi_below.Group_free
 #endif
 
 #endif

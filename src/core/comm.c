@@ -101,11 +101,15 @@ int hmpi_comm_add(MPI_Comm c, uint32_t ctx)
     return 0;
 }
 
+void (*hmpi_comm_part_free)(hmpi_comm_t *s);
+
 static void destroy(hmpi_comm_t *s)
 {
+    if (s->coll && hmpi_comm_part_free)
+        hmpi_comm_part_free(s);
     hmpi_heap_free(s->local_of);
     hmpi_heap_free(s->rank_of_local);
-    hmpi_heap_free(s->coll);
+    hmpi_heap_free(s->coll); /* (nothing when the part took it) */
     hmpi_heap_free(s);
 }
 

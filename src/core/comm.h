@@ -22,7 +22,7 @@ typedef struct hmpi_comm_s {
     void *coll;             /* collectives' state (coll/), made on first use */
     int refs;               /* the handle, plus every HMPI request bound to it */
     uint8_t wait_as;        /* 0, or 1 + the wait family (shm/wait.h) of every wait on it */
-    uint8_t idup_posted;    /* an MPI_Comm_idup of it was posted (p2p.h, hmpi_p2p_below_nb) */
+    uint8_t idup_posted;    /* an MPI_Comm_idup of it was posted (hmpi_comm_below_nb) */
     struct hmpi_comm_s *next; /* hash chain */
 } hmpi_comm_t;
 
@@ -52,6 +52,70 @@ int hmpi_comm_add(MPI_Comm c, uint32_t ctx);
 void hmpi_comm_forget(MPI_Comm c);
 static inline void hmpi_comm_ref(hmpi_comm_t *s) { s->refs++; }
 void hmpi_comm_unref(hmpi_comm_t *s);
+/* What the parts above keep beside a communicator goes when its state does (the last
+ * reference dropped, or MPI_Finalize): coll/ registers it at its start. */
+extern HMPI_HIDDEN void (*hmpi_comm_part_free)(hmpi_comm_t *s);
+
+/* Whether HMPI may add nonblocking collectives of its own (the arrival, the setups'
+ * allgathers) to c's sequence in the MPI below; where not, it keeps the blocking call.
+ * Not over Open MPI 4.1 once an MPI_Comm_idup was posted on c: its idup issues later
+ * rounds on c from its progress, at a point in c's sequence that differs between
+ * members, so a nonblocking collective of HMPI's there could match the wrong one (a
+ * hang, seen in comm_idup). Every member posts its idups in the same order among its
+ * collectives on c, so every member answers alike. */
+static inline int hmpi_comm_below_nb(const hmpi_comm_t *c)
+{
+#ifdef OPEN_MPI
+    return !c->idup_posted;
+#else
+    (void)c;
+    return 1;
+#endif
+}
+
+/* ---- constructors (context.c) ---------------------------------------------------------- */
+
+/* The first context of the range the new communicators' rank 0 hand out. */
+#define HMPI_CTX_RANGE_BASE 0x80000000u
+
+/* Before a constructor of the MPI below that blocks until the members of comm arrive:
+ * a member may have posted a receive that a peer, not here yet, waits in a synchronous
+ * send to see matched, and the below's blocking call would not move HMPI's engine. A
+ * nonblocking barrier, waited for with that progress, lets every member in first. Only
+ * over a communicator HMPI knows, so every member does it alike (an intercommunicator or
+ * a bad handle goes straight to the below). Collective over comm. */
+int hmpi_comm_arrive(MPI_Comm comm);
+/* The same for a constructor with no parent communicator (MPI_Comm_create_from_group,
+ * MPI_Intercomm_create_from_groups, and MPI_Comm_create_group, which only the group's
+ * members call): a barrier among the members of group a and group b (MPI_GROUP_NULL: a
+ * alone), whatever their order. key tells concurrent constructions apart: the string
+ * tag of the call (name) or its integer tag. Collective over exactly those members; one
+ * that is not among them returns at once; nothing while HMPI does not accelerate (as
+ * every member knows alike). Returns the below's error code. */
+int hmpi_comm_arrive_group(MPI_Group a, MPI_Group b, const char *name, int key);
+/* The private copy of HMPI's world those arrivals meet on: made when HMPI sets itself
+ * up (collective over its world; none alone in it), freed at its end and when its world
+ * changes (mpi/init.c). Returns 0, or -1. */
+int hmpi_comm_meet_start(void);
+void hmpi_comm_meet_end(void);
+/* Agrees on a context for the new intracommunicator c (collective over it: a broadcast
+ * from its rank 0) and enters its state; nothing for MPI_COMM_NULL, an
+ * intercommunicator, or when HMPI is off. Returns 0, or -1 when c stays with the MPI
+ * below (not accelerated). */
+int hmpi_comm_register(MPI_Comm c);
+/* A context of this rank's range, handed out as a new communicator's rank 0 (of the
+ * parent, for MPI_Comm_idup): its world rank above, its count below (2^31 divided by
+ * the world size of them). 0 (never such a context) when its count is used up: the new
+ * communicator is then not accelerated. Thread-safe. */
+uint32_t hmpi_comm_ctx_new(void);
+/* HMPI's end (mpi/init.c): every state is gone with the communicator table, and no
+ * message of it is in flight past the last barrier, so a later set-up counts anew, from
+ * the same value in every rank (its own constructors at set-up take it unagreed). */
+void hmpi_comm_contexts_reset(void);
+/* MPI_Comm_dup (arrival, the below's dup, registration) and MPI_Comm_free (the state
+ * forgotten, then the below's free), for HMPI's own communicators as for the program's. */
+int hmpi_comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int hmpi_comm_free(MPI_Comm *comm);
 
 /* The states of MPI_COMM_WORLD (context 0) and MPI_COMM_SELF (context 1), which no
  * other communicator ever takes (mpi/comm.c): made when the world model starts

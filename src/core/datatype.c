@@ -10,6 +10,7 @@
 #include "../common/log.h"
 #include "../node/node.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,8 @@ typedef struct {
 
 static hold_t *holds;
 static int nholds, holds_cap;
+/* The holds' own lock: the engine's (p2p/) is a floor above. Only derived types are held. */
+static pthread_mutex_t holds_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static hold_t *hold_find(MPI_Datatype type)
 {
@@ -254,31 +257,35 @@ void hmpi_type_forget(MPI_Datatype type)
 
 void hmpi_type_hold(MPI_Datatype type)
 {
+    pthread_mutex_lock(&holds_lock);
     hold_t *h = hold_find(type);
-    if (!h) {
-        if (nholds == holds_cap) {
-            int cap = holds_cap ? 2 * holds_cap : 16;
-            hold_t *bigger = realloc(holds, sizeof *holds * (size_t)cap);
-            if (!bigger) { /* no hold: a free while pending is then the MPI below's */
-                hmpi_log_error("out of memory for the holds on datatypes");
-                return;
-            }
+    if (!h && nholds == holds_cap) {
+        int cap = holds_cap ? 2 * holds_cap : 16;
+        hold_t *bigger = realloc(holds, sizeof *holds * (size_t)cap);
+        if (bigger) {
             holds = bigger;
             holds_cap = cap;
+        } else { /* no hold: a free while pending is then the MPI below's */
+            hmpi_log_error("out of memory for the holds on datatypes");
         }
+    }
+    if (!h && nholds < holds_cap) {
         h = &holds[nholds++];
         *h = (hold_t){type, 0, 0};
     }
-    h->holds++;
+    if (h)
+        h->holds++;
+    pthread_mutex_unlock(&holds_lock);
 }
 
 void hmpi_type_release(MPI_Datatype type)
 {
+    pthread_mutex_lock(&holds_lock);
     hold_t *h = hold_find(type);
-    if (!h || --h->holds > 0)
-        return;
-    int freed = h->freed;
-    *h = holds[--nholds];
+    int last = h && --h->holds == 0, freed = last && h->freed;
+    if (last)
+        *h = holds[--nholds];
+    pthread_mutex_unlock(&holds_lock);
     if (freed) {
         hmpi_type_forget(type);
         PMPI_Type_free(&type);
@@ -287,13 +294,13 @@ void hmpi_type_release(MPI_Datatype type)
 
 int hmpi_type_free_held(MPI_Datatype type)
 {
+    pthread_mutex_lock(&holds_lock);
     hold_t *h = hold_find(type);
-    if (!h)
-        return 0;
-    if (h->freed)
-        return -1;
-    h->freed = 1;
-    return 1;
+    int held = !h ? 0 : h->freed ? -1 : 1;
+    if (held > 0)
+        h->freed = 1;
+    pthread_mutex_unlock(&holds_lock);
+    return held;
 }
 
 void hmpi_type_cache_reset(void)

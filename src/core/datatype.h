@@ -114,10 +114,10 @@ int hmpi_type_unpack(const void *packed, int size, int *pos, void *buf, int coun
  * stays usable by them). An operation that keeps using its type after its call returns
  * (a pending or persistent request of HMPI's, a pending nonblocking take) holds the
  * type; MPI_Type_free of a held type only marks it, and the last release frees it in
- * the MPI below. Engine lock held (p2p.h); no MPI call but that last free. */
+ * the MPI below. Thread-safe (a lock of their own); no MPI call but that last free. */
 void hmpi_type_hold(MPI_Datatype type);
 void hmpi_type_release(MPI_Datatype type);
-/* MPI_Type_free of type (engine lock held): 0 when no operation holds it (the caller
+/* MPI_Type_free of type: 0 when no operation holds it (the caller
  * then drops it with hmpi_type_forget and frees it below); 1 when held, now marked so
  * that the last release frees it; -1 when the program freed it already. */
 int hmpi_type_free_held(MPI_Datatype type);

@@ -30,7 +30,7 @@ static const char *class_name(int code)
 {
     int cls = code;
     PMPI_Error_class(code, &cls);
-#ifdef HMPI_HAVE_SESSIONS
+#if HMPI_MPI4_CALLS
     if (cls == MPI_ERR_SESSION)
         return "MPI_ERR_SESSION";
 #endif
@@ -110,7 +110,7 @@ int hmpi_err_win(MPI_Win win, int code, const char *fn)
     return code;
 }
 
-#ifdef HMPI_HAVE_SESSIONS
+#if HMPI_MPI4_CALLS
 int hmpi_err_session(MPI_Session s, int code, const char *fn)
 {
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;

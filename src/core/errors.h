@@ -36,7 +36,7 @@ int hmpi_err_what(int code, const char *fmt, ...) __attribute__((cold, format(pr
 /* Raise code (not MPI_SUCCESS) in function fn (NULL: not known here). Return code. */
 int hmpi_err_comm(MPI_Comm comm, int code, const char *fn) __attribute__((cold));
 int hmpi_err_win(MPI_Win win, int code, const char *fn) __attribute__((cold));
-#ifdef HMPI_HAVE_SESSIONS
+#if HMPI_MPI4_CALLS
 /* The same through session s's handler. MPICH 4.0 and 4.2 abort in
  * MPI_Session_call_errhandler with a predefined handler, MPI_ERRORS_RETURN included, so
  * that one returns code without the call and a fatal one says its line first. */

@@ -177,7 +177,9 @@ void hmpi_mpi_check_launcher(int world_size)
     const char *size = getenv("OMPI_COMM_WORLD_SIZE");
     const char *mine = getenv("PMI_SIZE"), *launcher = "Open MPI's";
 #elif BUILT == FAMILY_OPENMPI
-    const char *size = getenv("PMI_SIZE");
+    /* Hydra's: srun --mpi=pmi2 and Flux set PMI_SIZE too, but not Hydra's MPI_LOCALNRANKS;
+     * a world of 1 under them is singleton.c's case, with its own advice. */
+    const char *size = getenv("MPI_LOCALNRANKS") ? getenv("PMI_SIZE") : NULL;
     const char *mine = getenv("OMPI_COMM_WORLD_SIZE"), *launcher = "MPICH's";
 #else
     const char *size = NULL, *mine = NULL, *launcher = "";

@@ -80,7 +80,14 @@ int hmpi_region_open(const char *path, int *fd_p)
 {
     int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
-        hmpi_log_error("cannot open the shared region '%s': %s", path, strerror(errno));
+        /* The file stays until every local rank has opened it: missing, it was made in
+         * another directory of the same name (a container per rank). */
+        int missing = errno == ENOENT;
+        hmpi_log_error("cannot open the shared region '%s': %s%s", path, strerror(errno),
+                       missing ? " (the ranks of this machine do not share that directory: a "
+                                 "container per rank, each with its own /dev/shm? "
+                                 "docs/launchers.md, \"Containers\")"
+                               : "");
         return -1;
     }
     struct stat st;

@@ -3,15 +3,12 @@
  * table of core/check.c). */
 #include "../core/check.h"
 #include "../core/datatype.h"
-#include "../p2p/p2p.h"
 
 int MPI_Type_free(MPI_Datatype *type)
 {
     HMPI_ENTER("MPI_Type_free");
     if (type && *type != MPI_DATATYPE_NULL) {
-        hmpi_p2p_lock(); /* over the holds */
         int held = hmpi_type_free_held(*type);
-        hmpi_p2p_unlock();
         if (held < 0)
             return hmpi_raise_in(MPI_COMM_WORLD,
                                  hmpi_err_what(MPI_ERR_TYPE, "datatype was freed already"),

@@ -13,6 +13,7 @@
  * MPI below's binding, which is correct for every handle they can see (communicators
  * and datatypes are the MPI below's own handles). */
 #include "pt2pt.h"
+#include "../p2p/p2p.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -101,51 +102,22 @@ static void set_ierr(MPI_Fint *ierr, int err)
 #ifdef OPEN_MPI
 /* Requests and messages of HMPI point into its request table, which Open MPI's
  * Fortran handle table cannot hold: they travel to Fortran as -1 - (table index), the
- * MPI below's as their (non-negative) Open MPI index. The table's base is found once
- * from the first handle of ours, by bisection over hmpi_req_is_ours (a range test). */
-static uintptr_t table_base;
-
-static uintptr_t base_from(uintptr_t h)
-{
-    uintptr_t b = __atomic_load_n(&table_base, __ATOMIC_RELAXED);
-    if (b)
-        return b;
-    const uintptr_t sz = sizeof(hmpi_req_t);
-    uintptr_t lo = 0, hi = h / sz + 1; /* h - lo*sz is ours; h - hi*sz is not */
-    if (hi > ((uintptr_t)1 << 31))
-        hi = (uintptr_t)1 << 31;
-    while (hi - lo > 1) {
-        uintptr_t mid = lo + (hi - lo) / 2;
-        if (hmpi_req_is_ours((MPI_Request)(void *)(h - mid * sz)))
-            lo = mid;
-        else
-            hi = mid;
-    }
-    b = h - lo * sz;
-    __atomic_store_n(&table_base, b, __ATOMIC_RELAXED);
-    return b;
-}
-
+ * MPI below's as their (non-negative) Open MPI index. */
 static MPI_Fint req_c2f(MPI_Request h)
 {
-    if (!hmpi_req_is_ours(h))
-        return PMPI_Request_c2f(h);
-    uintptr_t p = (uintptr_t)(void *)h;
-    return (MPI_Fint)(-1 - (intptr_t)((p - base_from(p)) / sizeof(hmpi_req_t)));
+    long i = hmpi_req_index(h);
+    return i < 0 ? PMPI_Request_c2f(h) : (MPI_Fint)(-1 - i);
 }
 
 static MPI_Request req_f2c(MPI_Fint f)
 {
-    if (f >= 0)
-        return PMPI_Request_f2c(f);
-    uintptr_t b = __atomic_load_n(&table_base, __ATOMIC_RELAXED);
-    return (MPI_Request)(void *)(b + (uintptr_t)(-1 - (intptr_t)f) * sizeof(hmpi_req_t));
+    return f >= 0 ? PMPI_Request_f2c(f) : hmpi_req_at(-1 - (long)f);
 }
 
 static MPI_Fint msg_c2f(MPI_Message m)
 {
     MPI_Request h = (MPI_Request)(void *)m;
-    return hmpi_req_is_ours(h) ? req_c2f(h) : PMPI_Message_c2f(m);
+    return hmpi_req_index(h) >= 0 ? req_c2f(h) : PMPI_Message_c2f(m);
 }
 
 static MPI_Message msg_f2c(MPI_Fint f)
@@ -153,11 +125,31 @@ static MPI_Message msg_f2c(MPI_Fint f)
     return f >= 0 ? PMPI_Message_f2c(f) : (MPI_Message)(void *)req_f2c(f);
 }
 #else
-/* MPICH: handles are integers, HMPI's included (p2p/request.c); Fortran's are the same. */
+/* MPICH: handles are integers, HMPI's included (p2p/req.h); Fortran's are the same. */
 #define req_c2f(h) ((MPI_Fint)(h))
 #define req_f2c(f) ((MPI_Request)(f))
 #define msg_c2f(h) ((MPI_Fint)(h))
 #define msg_f2c(f) ((MPI_Message)(f))
+#endif
+
+#if !defined(MPI_Request_c2f)
+/* C's conversions of requests and messages, where mpi.h declares them as functions (Open
+ * MPI; MPICH from 4.1), give HMPI's handles the Fortran form HMPI's bindings use: a C
+ * program that hands a request to Fortran (or mpi4py's py2f) goes through them, and so do
+ * Open MPI's bindings of the calls HMPI leaves to them, which convert what HMPI's PMPI_*
+ * gave them with PMPI_Request_c2f. Open MPI's own would read one of HMPI's requests as its
+ * object (a wrong handle, and a write into HMPI's table). MPICH 4.0's are casts (macros). */
+MPI_Fint MPI_Request_c2f(MPI_Request request) { return req_c2f(request); }
+HMPI_PMPI(Request_c2f)
+
+MPI_Request MPI_Request_f2c(MPI_Fint request) { return req_f2c(request); }
+HMPI_PMPI(Request_f2c)
+
+MPI_Fint MPI_Message_c2f(MPI_Message message) { return msg_c2f(message); }
+HMPI_PMPI(Message_c2f)
+
+MPI_Message MPI_Message_f2c(MPI_Fint message) { return msg_f2c(message); }
+HMPI_PMPI(Message_f2c)
 #endif
 
 #define COMM(f) PMPI_Comm_f2c(*(f))

@@ -30,6 +30,7 @@
 #include "../core/mismatch.h"
 #include "../core/op.h"
 #include "../core/report.h"
+#include "../core/singleton.h"
 #include "pt2pt.h"
 #include "session.h"
 
@@ -39,8 +40,7 @@
 #include <string.h>
 
 /* The start and end of the parts coll/, rma/ and opi/ (always built, see
- * src/CMakeLists.txt); each start returns 0 or -1 (logged). And the contexts of the
- * constructors (mpi/comm.c), counted anew after an end. */
+ * src/CMakeLists.txt); each start returns 0 or -1 (logged). */
 int hmpi_coll_init(void);
 int hmpi_rma_init(void);
 int hmpi_opi_init(int multiple);
@@ -50,14 +50,13 @@ void hmpi_opi_threads(void);
 void hmpi_coll_finalize(void);
 void hmpi_rma_finalize(void);
 void hmpi_opi_finalize(void);
-void hmpi_comm_contexts_reset(void);
 
 /* Set-up and tear-down, and what they read and write below: one at a time (sessions may
  * be opened and finalized by several threads at once). */
 static pthread_mutex_t life = PTHREAD_MUTEX_INITIALIZER;
 static int up;    /* HMPI is set up: hmpi_node.world is its world */
 static int lives; /* set-ups so far: the same in every rank, each being collective */
-#ifdef HMPI_HAVE_SESSIONS
+#if HMPI_MPI4_CALLS
 static int disabled; /* HMPI_DISABLE=1: sessions leave HMPI alone (the world model's
                         set-up still reads the knobs and makes the report) */
 static MPI_Session own = MPI_SESSION_NULL; /* HMPI's session, whose psets gave its world */
@@ -65,7 +64,8 @@ static MPI_Session own = MPI_SESSION_NULL; /* HMPI's session, whose psets gave i
 
 static int start_parts(int provided)
 {
-    if ((hmpi_mpi_world && hmpi_comm_world_start() != 0) || hmpi_p2p_init() != 0)
+    if ((hmpi_mpi_world && hmpi_comm_world_start() != 0) || hmpi_p2p_init(provided) != 0 ||
+        hmpi_comm_meet_start() != 0)
         return -1;
     hmpi_op_init();
     if (hmpi_coll_init() != 0 || hmpi_rma_init() != 0 ||
@@ -75,8 +75,8 @@ static int start_parts(int provided)
     PMPI_Comm_get_attr(hmpi_node.world, MPI_TAG_UB, &ub, &flag);
     if (flag)
         hmpi_tag_ub = *ub;
-    hmpi_p2p_threaded = provided == MPI_THREAD_MULTIPLE;
-    if (hmpi_p2p_threaded) /* no type cache across threads: what the parts' start put there goes */
+    if (provided == MPI_THREAD_MULTIPLE) /* no type cache across threads: what the parts'
+                                            start put there goes */
         hmpi_type_cache_off();
     return 0;
 }
@@ -179,6 +179,7 @@ static void set_up(int provided)
     hmpi_mpi_check_launcher(size);
     PMPI_Comm_rank(hmpi_node.world, &hmpi_log_rank);
     uint64_t *host = load_settings(hmpi_log_rank, size, provided);
+    int alone = hmpi_mpi_check_singleton(size); /* needs the knobs: HMPI_SINGLETON */
     int all = 0;
 #if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40100000
     /* MPICH 4.0 running one process under sessions crashes in the wait of any pending
@@ -189,7 +190,7 @@ static void set_up(int provided)
     int below_alone = 0;
 #endif
     if (!hmpi_knobs.DISABLE && !below_alone) {
-        all = world_min(hmpi_node_discover(host) == 0 && node_region() == 0);
+        all = world_min(hmpi_node_discover(host) == 0 && !alone && node_region() == 0);
     }
     free(host);
     hmpi_node.active = all;
@@ -239,20 +240,23 @@ static void world_end(void)
 static void tear_down(void)
 {
     hmpi_report_finalize();
-    if (hmpi_node.active && hmpi_node.world_size > 1)
-        hmpi_p2p_below_arrive(hmpi_node.world);
+    MPI_Request q;
+    if (hmpi_node.active && hmpi_node.world_size > 1 &&
+        PMPI_Ibarrier(hmpi_node.world, &q) == MPI_SUCCESS)
+        hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL);
     hmpi_opi_finalize();
     if (hmpi_node.active) {
         hmpi_rma_finalize();
         hmpi_coll_finalize();
         hmpi_p2p_finalize();
+        hmpi_comm_meet_end();
         hmpi_comm_finalize();
         hmpi_comm_contexts_reset();
     }
     hmpi_type_cache_reset();
     hmpi_node.active = 0;
     hmpi_node_release();
-#ifdef HMPI_HAVE_SESSIONS
+#if HMPI_MPI4_CALLS
     if (own != MPI_SESSION_NULL) {
         PMPI_Comm_free(&hmpi_node.world);
         PMPI_Comm_free(&hmpi_node.self);
@@ -264,7 +268,7 @@ static void tear_down(void)
     up = 0;
 }
 
-#ifdef HMPI_HAVE_SESSIONS
+#if HMPI_MPI4_CALLS
 /* The thread level a session was opened with (its info's "thread_level"; MPICH lists
  * MPI_THREAD_MULTIPLE when the program asked for none, Open MPI 5 lists nothing then). */
 static int session_level(MPI_Session s)
@@ -336,8 +340,11 @@ static void move_world_if_kept(int keep)
         PMPI_Abort(MPI_COMM_WORLD, 1);
     hmpi_node.world = world;
     hmpi_node.self = self;
-    if (hmpi_node.active && hmpi_p2p_world_moved() != 0)
-        PMPI_Abort(world, 1);
+    if (hmpi_node.active) {
+        hmpi_comm_meet_end();
+        if (hmpi_p2p_world_moved() != 0 || hmpi_comm_meet_start() != 0)
+            PMPI_Abort(world, 1);
+    }
 }
 #endif
 
@@ -391,7 +398,7 @@ int MPI_Finalize(void)
     HMPI_ENTER("MPI_Finalize");
     pthread_mutex_lock(&life);
     int last = atomic_load(&hmpi_mpi_sessions) == 0 || hmpi_knobs.DISABLE;
-#ifdef HMPI_HAVE_SESSIONS
+#if HMPI_MPI4_CALLS
     if (up && !hmpi_knobs.DISABLE && hmpi_node.world == MPI_COMM_WORLD)
         move_world_if_kept(!last);
 #endif
@@ -412,7 +419,7 @@ int MPI_Finalize(void)
 }
 HMPI_PMPI(Finalize)
 
-#ifdef HMPI_HAVE_SESSIONS
+#if HMPI_MPI4_CALLS
 /* Sessions (MPI 4, §11.3): MPI runs while one is open, MPI_Init or not. The first init of
  * the process sets HMPI up on a world of its own; HMPI_DISABLE=1 (read here, before
  * anything collective: every rank must have it alike) leaves every session to the MPI

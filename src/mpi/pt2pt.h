@@ -7,7 +7,6 @@
 #include "../core/check.h"
 #include "../core/comm.h"
 #include "../core/datatype.h"
-#include "../p2p/p2p.h"
 
 extern HMPI_HIDDEN int hmpi_tag_ub;
 
@@ -18,22 +17,5 @@ int hmpi_check_send(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
                     int tag, hmpi_layout_t *t);
 int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype type, int source,
                     int tag, hmpi_layout_t *t);
-
-/* A program's status after MPI_PROC_NULL (its MPI_ERROR untouched); may be IGNORE. */
-void hmpi_status_proc_null(MPI_Status *status);
-static inline void hmpi_req_fill(hmpi_req_t *r, hmpi_comm_t *c, const void *buf, int count,
-                                 MPI_Datatype type, const hmpi_layout_t *t, int peer, int tag,
-                                 int mode)
-{
-    r->comm = c;
-    r->buf = (void *)buf;
-    r->count = count;
-    r->type = type;
-    r->t = *t;
-    r->peer = peer;
-    r->tag = tag;
-    r->mode = (uint8_t)mode;
-}
-int hmpi_recv_start(hmpi_req_t *r);
 
 #endif

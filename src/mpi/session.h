@@ -6,7 +6,7 @@
 
 #include <mpi.h>
 
-#ifdef HMPI_HAVE_SESSIONS
+#if HMPI_MPI4_CALLS
 /* The program's session s was opened (by the MPI below: s is valid) or finalized. */
 void hmpi_session_opened(MPI_Session s);
 void hmpi_session_closed(MPI_Session s);

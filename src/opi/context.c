@@ -110,7 +110,7 @@ static void shutdown_once(void);
 static int shadow_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 {
     hmpi_opi_comm_t *oc = val;
-    hmpi_self_Comm_free(&oc->shadow); /* through HMPI, which forgets its state */
+    hmpi_comm_free(&oc->shadow); /* HMPI forgets its state */
     free(oc);
     return MPI_SUCCESS;
 }
@@ -175,7 +175,7 @@ int hmpi_opi_ready_slow(void)
 static int make_shadow(MPI_Comm comm, hmpi_opi_comm_t *oc)
 {
     MPI_Comm sh;
-    int err = hmpi_self_Comm_dup(comm, &sh);
+    int err = hmpi_comm_dup(comm, &sh);
     if (err)
         return err;
     PMPI_Comm_set_errhandler(sh, MPI_ERRORS_RETURN);
@@ -229,7 +229,7 @@ int hmpi_opi_comm_get(MPI_Comm comm, hmpi_opi_comm_t **oc_p)
             }
             hmpi_opi_unlock();
             if (lost)
-                hmpi_self_Comm_free(&mine.shadow);
+                hmpi_comm_free(&mine.shadow);
         }
         *oc_p = &self_oc;
         return MPI_SUCCESS;
@@ -263,7 +263,7 @@ int OPI_Comm_enable(MPI_Comm comm)
         return hmpi_opi_raise(comm, MPI_ERR_NO_MEM);
     err = make_shadow(comm, oc);
     if (!err && (err = PMPI_Comm_set_attr(comm, shadow_keyval, oc)) != MPI_SUCCESS)
-        hmpi_self_Comm_free(&oc->shadow);
+        hmpi_comm_free(&oc->shadow);
     if (err)
         free(oc);
     return hmpi_opi_raise(comm, err);
@@ -283,7 +283,7 @@ void hmpi_opi_world_end(void)
 {
     if (world_ok) {
         world_ok = 0;
-        hmpi_self_Comm_free(&world_oc.shadow);
+        hmpi_comm_free(&world_oc.shadow);
     }
 }
 
@@ -314,7 +314,7 @@ static void shutdown_once(void)
     hmpi_opi_give_shutdown();
     hmpi_opi_world_end();
     if (atomic_exchange(&self_ok, 0))
-        hmpi_self_Comm_free(&self_oc.shadow);
+        hmpi_comm_free(&self_oc.shadow);
 }
 
 /* HMPI's end (its last finalize, mpi/init.c): after the final barrier, before p2p and

@@ -123,8 +123,8 @@ void hmpi_opi_give_shutdown(void)
 static int give_local(hmpi_opi_hdr_t *h, int rank, int tag, hmpi_opi_comm_t *oc, MPI_Request *req)
 {
     uint64_t len = h->len;
-    int err = req ? hmpi_self_Isend(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow, req)
-                  : hmpi_self_Send(&h->data, sizeof h->data, MPI_BYTE, rank, tag, oc->shadow);
+    hmpi_p2p_args_t a = hmpi_opi_args(oc, &h->data, sizeof h->data, MPI_BYTE, rank, tag);
+    int err = hmpi_p2p_send(&a, 0, req, req ? "MPI_Isend" : "MPI_Send");
     if (err == MPI_SUCCESS) {
         hmpi_stat_add(HMPI_STAT_opi_gives_local, 1);
         hmpi_stat_add(HMPI_STAT_opi_bytes_local, len);
@@ -145,7 +145,7 @@ static int give_remote(hmpi_opi_hdr_t *h, int count, MPI_Datatype type, int rank
         return err;
     if ((err = PMPI_Isend(h->data, count, type, rank, tag, oc->shadow, &s)) != MPI_SUCCESS) {
         if (req)
-            hmpi_self_Request_free(req);
+            hmpi_p2p_free(req);
         return err;
     }
     hmpi_opi_lock();

@@ -12,6 +12,7 @@
 #include "hmpi.h"
 #include "../core/comm.h"
 #include "../core/datatype.h"
+#include "../p2p/p2p.h"
 #include "../shm/queue.h"
 
 #include <assert.h>
@@ -74,6 +75,25 @@ typedef struct {
     hmpi_comm_t *hs;    /* HMPI's state of the shadow, or NULL (pass-through, intercomm) */
     int peers;          /* ranks addressable (remote group size of an intercomm) */
 } hmpi_opi_comm_t;
+
+/* An OPI message's buffer and peer on oc's shadow, for the point-to-point operations
+ * (p2p.h): the MPI below's when HMPI does not accelerate the shadow. The datatype was
+ * checked (hmpi_opi_layout). */
+static inline hmpi_p2p_args_t hmpi_opi_args(const hmpi_opi_comm_t *oc, void *buf, int count,
+                                            MPI_Datatype type, int peer, int tag)
+{
+    hmpi_p2p_args_t a = {.c = oc->hs,
+                         .comm = oc->shadow,
+                         .buf = buf,
+                         .count = count,
+                         .type = type,
+                         .peer = peer,
+                         .tag = tag,
+                         .mode = HMPI_MODE_STANDARD};
+    if (oc->hs)
+        hmpi_layout_get(type, count, &a.t);
+    return a;
+}
 
 /* Makes OPI usable (lazily, once) when MPI is up; returns 0 or an MPI error code. */
 int hmpi_opi_ready_slow(void);

@@ -17,7 +17,6 @@
 #include "../core/check.h"
 #include "../heap/heap.h"
 #include "../node/node.h"
-#include "../p2p/p2p.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -121,23 +120,12 @@ static void op_free(take_op_t *op)
 }
 
 /* Poll function of a take's request (engine lock held): 1 once complete. */
-static int take_poll(hmpi_req_t *r)
+static int take_poll(void *arg, MPI_Status *status)
 {
-    take_op_t *op = r->arg;
+    take_op_t *op = arg;
     MPI_Status st;
-    if (hmpi_req_is_ours(op->inner)) {
-        hmpi_req_t *in = hmpi_req_obj(op->inner);
-        if (!hmpi_p2p_test(in))
-            return 0;
-        st = in->status;
-        hmpi_req_release(in);
-    } else {
-        int flag = 0;
-        st.MPI_ERROR = MPI_SUCCESS;
-        PMPI_Test(&op->inner, &flag, &st);
-        if (!flag)
-            return 0;
-    }
+    if (!hmpi_req_test_handle(&op->inner, &st))
+        return 0;
     int err = st.MPI_ERROR;
     size_t want = op->l.size;
     if (op->pkt)
@@ -145,7 +133,7 @@ static int take_poll(hmpi_req_t *r)
     else if (err == MPI_SUCCESS)
         err = finish_local(op->ptr, want, &st);
     st.MPI_ERROR = err;
-    r->status = st;
+    *status = st;
     if (op->holds_type)
         hmpi_type_release(op->type);
     op_free(op);
@@ -165,39 +153,40 @@ static int itake_polled(void **ptr, int count, MPI_Datatype type, const hmpi_lay
     int err = MPI_SUCCESS;
     if (route == ROUTE_MIXED)
         err = cap > INT_MAX ? MPI_ERR_COUNT : hmpi_opi_pool_get(cap, &op->pkt);
-    hmpi_req_t *pr = NULL;
     if (!err) {
-        hmpi_p2p_lock();
-        pr = hmpi_req_new(HMPI_REQ_POLL); /* reserved before the receive can match */
-        hmpi_p2p_unlock();
-        err = pr ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+        hmpi_p2p_args_t a = route == ROUTE_MIXED
+                                ? hmpi_opi_args(oc, op->pkt->data, (int)cap, MPI_PACKED, rank, tag)
+                                : hmpi_opi_args(oc, ptr, sizeof(void *), MPI_BYTE, rank, tag);
+        err = hmpi_p2p_recv(&a, 0, &op->inner, MPI_STATUS_IGNORE, "MPI_Irecv");
     }
-    if (!err)
-        err = route == ROUTE_MIXED ? hmpi_self_Irecv(op->pkt->data, (int)cap, MPI_PACKED, rank, tag,
-                                                     oc->shadow, &op->inner)
-                                   : hmpi_self_Irecv(ptr, sizeof(void *), MPI_BYTE, rank, tag,
-                                                     oc->shadow, &op->inner);
     /* the program may free a derived type before the take completes */
     op->holds_type = !err && l->derived;
-    hmpi_p2p_lock();
+    if (op->holds_type)
+        hmpi_type_hold(type);
     if (!err) {
         hmpi_comm_t *uc = hmpi_comm_get(comm); /* errors go to the user's handler */
-        if (op->holds_type)
-            hmpi_type_hold(type);
-        pr->poll = take_poll;
-        pr->arg = op;
-        hmpi_req_bind(pr, uc ? uc : (hmpi_comm_t *)oc->hs);
-        *req = hmpi_req_handle(pr);
-    } else if (pr) {
-        hmpi_req_release(pr);
+        err = hmpi_p2p_poll_new(take_poll, op, uc ? uc : oc->hs, req);
+        if (err) { /* no request to stand for the take: its receive is undone */
+            hmpi_p2p_cancel(&op->inner);
+            hmpi_p2p_free(&op->inner);
+            if (op->holds_type)
+                hmpi_type_release(type);
+        }
     }
-    hmpi_p2p_unlock();
     if (err) {
         if (op->pkt)
             hmpi_opi_pool_put(op->pkt);
         op_free(op);
     }
     return err;
+}
+
+/* A blocking receive on oc's shadow. */
+static int recv(const hmpi_opi_comm_t *oc, void *buf, int count, MPI_Datatype type, int rank,
+                int tag, MPI_Status *st)
+{
+    hmpi_p2p_args_t a = hmpi_opi_args(oc, buf, count, type, rank, tag);
+    return hmpi_p2p_recv(&a, 0, NULL, st, "MPI_Recv");
 }
 
 /* ---- the API ------------------------------------------------------------------------------------ */
@@ -249,21 +238,21 @@ int OPI_Take(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, MP
     } else {
         switch (route_of(oc, rank)) {
         case ROUTE_LOCAL:
-            err = hmpi_self_Recv(ptr, sizeof(void *), MPI_BYTE, rank, tag, oc->shadow, &st);
+            err = recv(oc, ptr, sizeof(void *), MPI_BYTE, rank, tag, &st);
             if (!err)
                 err = finish_local(ptr, want, &st);
             break;
         case ROUTE_REMOTE:
             if ((err = hmpi_opi_pool_get(hmpi_opi_span(&l), &h)) != MPI_SUCCESS)
                 break;
-            err = hmpi_self_Recv(h->data, count, datatype, rank, tag, oc->shadow, &st);
+            err = recv(oc, h->data, count, datatype, rank, tag, &st);
             *ptr = h->data; /* even truncated: the buffer is the caller's to free */
             break;
         case ROUTE_MIXED:
             if (cap > INT_MAX)
                 err = MPI_ERR_COUNT;
             else if ((err = hmpi_opi_pool_get(cap, &h)) == MPI_SUCCESS) {
-                err = hmpi_self_Recv(h->data, (int)cap, MPI_PACKED, rank, tag, oc->shadow, &st);
+                err = recv(oc, h->data, (int)cap, MPI_PACKED, rank, tag, &st);
                 err = finish_mixed(ptr, h, oc->hs, count, datatype, &l, &st, err);
             }
             break;
@@ -291,7 +280,8 @@ int OPI_Itake(void **ptr, int count, MPI_Datatype datatype, int rank, int tag, M
     } else if (route == ROUTE_REMOTE) {
         hmpi_opi_hdr_t *h;
         if ((err = hmpi_opi_pool_get(hmpi_opi_span(&l), &h)) == MPI_SUCCESS) {
-            err = hmpi_self_Irecv(h->data, count, datatype, rank, tag, oc->shadow, request);
+            hmpi_p2p_args_t a = hmpi_opi_args(oc, h->data, count, datatype, rank, tag);
+            err = hmpi_p2p_recv(&a, 0, request, MPI_STATUS_IGNORE, "MPI_Irecv");
             if (err)
                 hmpi_opi_pool_put(h);
             else

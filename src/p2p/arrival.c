@@ -103,6 +103,7 @@ static const char *check_arrival(const hmpi_req_t *r, arrival_t *a)
 
 static void complete_recv(hmpi_req_t *r, arrival_t *a)
 {
+    HMPI_ASSERT_INTERNAL(!r->complete && !r->m.posted && r->kind == HMPI_REQ_RECV);
     size_t cap = r->t.size;
     size_t len = a->v.size <= cap ? a->v.size : cap;
     size_t got = 0;
@@ -129,7 +130,7 @@ static void complete_recv(hmpi_req_t *r, arrival_t *a)
      * slot, the ring's give back, in any order: shm/lane.h). */
     atomic_store_explicit(&a->v.env->state, HMPI_ENV_DONE, memory_order_release);
     hmpi_wait_wake(a->v.src_local); /* a sender waiting for DONE may sleep */
-    hmpi_p2p_finish(r);
+    hmpi_req_finish(r);
 }
 
 /* ---- the private lists ------------------------------------------------------------ */
@@ -149,6 +150,7 @@ void hmpi_p2p_post(hmpi_req_t *r)
 {
     pattern_of(&r->m, r->comm, r->peer, r->tag);
     hmpi_match_post(&hmpi_p2p_match, &r->m);
+    HMPI_ASSERT_EXPENSIVE(hmpi_match_valid(&hmpi_p2p_match));
 }
 
 static void arrive(hmpi_env_t *e)
@@ -163,6 +165,7 @@ static void arrive(hmpi_env_t *e)
     arrival_t *a = arrival_get();
     *a = in;
     hmpi_match_park(&hmpi_p2p_match, &a->key);
+    HMPI_ASSERT_EXPENSIVE(hmpi_match_valid(&hmpi_p2p_match));
 }
 
 /* The oldest unexpected message that pattern p matches, removed when remove. */
@@ -274,7 +277,9 @@ int hmpi_p2p_recv_start(hmpi_req_t *r)
         arrival_put(a);
         return MPI_SUCCESS;
     }
+    HMPI_ASSERT_INTERNAL(!r->complete && hmpi_req_valid(r));
     hmpi_match_post(&hmpi_p2p_match, &r->m); /* its pattern is set */
+    HMPI_ASSERT_EXPENSIVE(hmpi_match_valid(&hmpi_p2p_match));
     if (r->peer == MPI_ANY_SOURCE && r->comm->has_remote) {
         r->wild = 1;
         r->comm->nwild++;
@@ -283,7 +288,7 @@ int hmpi_p2p_recv_start(hmpi_req_t *r)
     return MPI_SUCCESS;
 }
 
-int hmpi_p2p_cancel(hmpi_req_t *r)
+int hmpi_p2p_cancel_req(hmpi_req_t *r)
 {
     if (r->complete)
         return 0;
@@ -298,7 +303,7 @@ int hmpi_p2p_cancel(hmpi_req_t *r)
     hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
     PMPI_Status_set_cancelled(&r->status, 1);
     r->cancelled = 1;
-    hmpi_p2p_finish(r);
+    hmpi_req_finish(r);
     return 1;
 }
 

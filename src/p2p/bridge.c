@@ -11,8 +11,6 @@
 #include "engine.h"
 #include "../common/stats.h"
 
-#include <stdlib.h>
-
 int hmpi_bridge_pending;
 
 static int tags_overlap(int a, int b)
@@ -64,7 +62,7 @@ void hmpi_bridge_wild_done(hmpi_comm_t *c)
         int err = post_below(d);
         if (err != MPI_SUCCESS) {
             hmpi_status_set(&d->status, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0);
-            hmpi_p2p_finish(d);
+            hmpi_req_finish(d);
         }
     }
 }
@@ -90,7 +88,7 @@ void hmpi_bridge_progress(void)
         int err = PMPI_Imrecv(w->buf, w->count, w->type, &msg, &w->below);
         if (err != MPI_SUCCESS) {
             hmpi_status_set(&w->status, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0);
-            hmpi_p2p_finish(w);
+            hmpi_req_finish(w);
         }
         hmpi_stat_add(HMPI_STAT_wild_remote, 1);
         hmpi_bridge_wild_done(w->comm);
@@ -109,6 +107,17 @@ int hmpi_bridge_send_below(const void *buf, int count, MPI_Datatype type, int de
     case HMPI_MODE_READY: return PMPI_Rsend(buf, count, type, dest, tag, comm);
     case HMPI_MODE_BUFFERED: return PMPI_Bsend(buf, count, type, dest, tag, comm);
     default: return PMPI_Send(buf, count, type, dest, tag, comm);
+    }
+}
+
+int hmpi_bridge_send_init_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                                MPI_Comm comm, int mode, MPI_Request *req)
+{
+    switch (mode) {
+    case HMPI_MODE_SYNC: return PMPI_Ssend_init(buf, count, type, dest, tag, comm, req);
+    case HMPI_MODE_READY: return PMPI_Rsend_init(buf, count, type, dest, tag, comm, req);
+    case HMPI_MODE_BUFFERED: return PMPI_Bsend_init(buf, count, type, dest, tag, comm, req);
+    default: return PMPI_Send_init(buf, count, type, dest, tag, comm, req);
     }
 }
 
@@ -162,7 +171,8 @@ int hmpi_p2p_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t
     int flag = 0, err;
     while ((err = PMPI_Test(req, &flag, status)) == MPI_SUCCESS && !flag) {
         hmpi_p2p_lock();
-        hmpi_p2p_waiting(&b, &since);
+        hmpi_p2p_progress();
+        hmpi_p2p_wait_step(&b, &since);
         hmpi_p2p_unlock();
     }
     hmpi_wait_end(&b, f);
@@ -172,109 +182,9 @@ int hmpi_p2p_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t
 int hmpi_p2p_below_allgather(const hmpi_comm_t *c, const void *mine, int bytes, void *all,
                              MPI_Comm comm, hmpi_wait_family_t f)
 {
-    if (!hmpi_p2p_below_nb(c))
+    if (!hmpi_comm_below_nb(c))
         return PMPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, comm);
     MPI_Request q;
     int err = PMPI_Iallgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, comm, &q);
     return err ? err : hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, f);
-}
-
-int hmpi_p2p_below_arrive(MPI_Comm comm)
-{
-    MPI_Request q;
-    int err = PMPI_Ibarrier(comm, &q);
-    return err ? err : hmpi_p2p_below_wait(&q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL);
-}
-
-/* ---- arrival into a constructor over groups -------------------------------------- */
-
-/* A dissemination barrier among the members, by the MPI below's point-to-point on the
- * engine's private copy of HMPI's world (meet_comm, used for nothing else): the members
- * in world rank order, so that every member numbers them alike whatever order its groups
- * list them in; in round k (of ceil(log2 n)) the member at position i sends an empty
- * message to position i + 2^k and receives one from i - 2^k, modulo n. The tag is the
- * round plus a hash of the construction's key times 32: constructions that run at once
- * in different threads meet apart. Two with equal hashes only meet a little early: every
- * (source, tag) pair carries as many messages in one as in the other, so none is left
- * over and neither hangs. Successive constructions over the same members are told apart
- * by the order of their messages (the MPI below keeps it per source and tag), since the
- * members construct in one order (MPI-4.1 §7.4.2). Cost: ceil(log2 n) message latencies
- * of the MPI below, n log n for sorting the members. */
-
-enum { MEET_ROUNDS = 32, MEET_KEYS = 1024 }; /* tags below 32768, MPI_TAG_UB's least */
-
-static uint32_t meet_key(const char *name, int key)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (const char *p = name; p && *p; p++)
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    h = (h ^ (uint32_t)key) * 16777619u;
-    return h % MEET_KEYS;
-}
-
-static int by_rank(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-/* Appends the world ranks of g's members to w[*n...]; returns the below's error code. */
-static int world_ranks(MPI_Group g, MPI_Group world, int *w, int *n)
-{
-    int size = 0, err = PMPI_Group_size(g, &size);
-    int *in = malloc(sizeof *in * (size_t)(size > 0 ? size : 1));
-    if (!in)
-        return MPI_ERR_NO_MEM;
-    for (int i = 0; i < size; i++)
-        in[i] = i;
-    if (!err)
-        err = PMPI_Group_translate_ranks(g, size, in, world, w + *n);
-    free(in);
-    if (!err)
-        *n += size;
-    return err;
-}
-
-int hmpi_p2p_below_arrive_group(MPI_Group a, MPI_Group b, const char *name, int key)
-{
-    MPI_Comm meet = hmpi_p2p_engine.meet_comm;
-    if (meet == MPI_COMM_NULL)
-        return MPI_SUCCESS;
-    int sa = 0, sb = 0;
-    if (PMPI_Group_size(a, &sa) != MPI_SUCCESS ||
-        (b != MPI_GROUP_NULL && PMPI_Group_size(b, &sb) != MPI_SUCCESS))
-        return MPI_SUCCESS; /* a bad group: the MPI below's constructor raises it */
-    int *w = malloc(sizeof *w * (size_t)(sa + sb + 1));
-    if (!w)
-        return MPI_ERR_NO_MEM;
-    MPI_Group world;
-    int n = 0, err = PMPI_Comm_group(meet, &world);
-    if (!err)
-        err = world_ranks(a, world, w, &n);
-    if (!err && b != MPI_GROUP_NULL)
-        err = world_ranks(b, world, w, &n);
-    PMPI_Group_free(&world);
-    qsort(w, (size_t)n, sizeof *w, by_rank);
-    int m = 0, me = -1; /* the members once each (a and b may share some), and my place */
-    for (int i = 0; i < n; i++) {
-        if (w[i] == MPI_UNDEFINED || (m > 0 && w[m - 1] == w[i]))
-            continue;
-        if (w[i] == hmpi_node.world_rank)
-            me = m;
-        w[m++] = w[i];
-    }
-    int tag0 = (int)meet_key(name, key) * MEET_ROUNDS;
-    for (int k = 0, step = 1; !err && me >= 0 && step < m && k < MEET_ROUNDS; k++, step *= 2) {
-        MPI_Request q[2];
-        err = PMPI_Irecv(NULL, 0, MPI_BYTE, w[(me - step + m) % m], tag0 + k, meet, &q[0]);
-        if (!err && (err = PMPI_Isend(NULL, 0, MPI_BYTE, w[(me + step) % m], tag0 + k, meet,
-                                      &q[1])) != MPI_SUCCESS) {
-            PMPI_Cancel(&q[0]);
-            PMPI_Request_free(&q[0]);
-        }
-        for (int i = 0; i < 2 && !err; i++)
-            err = hmpi_p2p_below_wait(&q[i], MPI_STATUS_IGNORE, HMPI_WAIT_COLL);
-    }
-    free(w);
-    return err;
 }

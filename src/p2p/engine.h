@@ -1,14 +1,17 @@
-/* engine.h: the point-to-point engine's private state and the short pieces its files
- * share on the hot path (the files of p2p/ only, and mpi/pt2pt.c through short.h, the
- * short ways it inlines: docs/design.md). The state
- * is one struct: the sender's pools and in-flight list (send.c), the lanes (lane.c),
- * the receiver's counters (arrival.c), the poke of the MPI below (progress.c). All of it
- * is private to the process and guarded by the engine lock, but for the envelopes and
- * lanes it points to, which live in the shared heap. */
+/* engine.h: the point-to-point engine's private state and the pieces its files share:
+ * the envelope, the protocols' table, the lanes, the operations the engine's files call
+ * on one another (starting a send or a receive, matching, the bridge, progress, the one
+ * wait). For the files of p2p/ only, and mpi/pt2pt.c through short.h, the short ways it
+ * inlines (docs/design.md). The state is one struct: the sender's pools and in-flight
+ * list (send.c), the lanes (lane.c), the receiver's counters (arrival.c), the poke of the
+ * MPI below (progress.c). All of it is private to the process and guarded by the engine
+ * lock, but for the envelopes and lanes it points to, which live in the shared heap. */
 #ifndef HMPI_P2P_ENGINE_H
 #define HMPI_P2P_ENGINE_H
 
 #include "p2p.h"
+#include "match.h"
+#include "../shm/ctrl.h"
 #include "../common/assert.h"
 #include "../common/hidden.h"
 #include "../common/stats.h"
@@ -105,7 +108,7 @@ typedef struct {
     struct hmpi_env_s *snext; /* in-flight list, or the free pool */
     void *bounce;             /* heap copy to free at DONE */
     uint8_t user_data;        /* data points at the user's buffer */
-    uint8_t buffered;         /* MPI_Bsend: holds room in the attached buffer */
+    uint8_t buffered;         /* MPI_Bsend: the generation of the room it holds (bsend.c); 0: none */
     uint8_t watched;          /* progress polls it: DONE frees more than the envelope */
     uint8_t no_help;          /* synergistic: the receiver's block plan was bad */
     uint8_t reclaim;          /* take the buffer's lines back at DONE (send.c) */
@@ -259,11 +262,117 @@ typedef struct {
     MPI_Comm poke_comm;   /* private copy of HMPI's self (node.h; progress.c) */
     MPI_Request poke_req; /* its receive that never matches */
     unsigned poke_calls;
-    MPI_Comm meet_comm; /* private copy of HMPI's world: arrivals into constructors
-                             from groups (bridge.c), nothing else */
 } hmpi_p2p_engine_t;
 
 extern HMPI_HIDDEN hmpi_p2p_engine_t hmpi_p2p_engine;
+
+/* ---- the engine's operations (each runs with the engine lock held) ------------------- */
+
+/* Starts a send to local peer dst_local; r is complete on return when the send could
+ * finish eagerly. Returns an MPI error code. */
+int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local);
+/* Starts a receive (local source, or ANY_SOURCE); may complete at once. */
+int hmpi_p2p_recv_start(hmpi_req_t *r);
+/* Starts r, a receive described by its fields: locally, or through the bridge. */
+int hmpi_p2p_recv_post(hmpi_req_t *r);
+
+/* One pass of the engine: incoming messages, sends in flight, the bridge, the listed
+ * requests (req.c), a poke of the MPI below now and then. */
+void hmpi_p2p_progress(void);
+/* True when local peers may be waiting for this rank's progress (posted receives that
+ * a synchronous or rendezvous send waits to see matched): then the engine does not
+ * block inside the MPI below but polls both. */
+int hmpi_p2p_busy(void);
+/* Advances r (progress included) and tells whether it is complete; without the
+ * engine's progress (check). */
+int hmpi_p2p_test(hmpi_req_t *r);
+int hmpi_p2p_check(hmpi_req_t *r);
+/* The one wait of the engine: one step of a wait loop whose condition the caller tests
+ * with the lock held. Moves the engine, unblocks late sends once the wait yields for a
+ * while (HMPI_EAGER_DELAY_US), then a backoff step of shm/wait.h with the lock let go.
+ * A loop of steps ends with hmpi_wait_end (or handoff). */
+void hmpi_p2p_wait_step(hmpi_backoff_t *b, uint64_t *since);
+/* Waits for r to complete (the one wait), counted as a send's or a receive's. */
+void hmpi_p2p_wait(hmpi_req_t *r);
+
+/* What a wait for a send (send = 1) or a receive on c waits as (statistics): as c says
+ * (OPI's shadows: OPI), else by the operation. */
+static inline hmpi_wait_family_t hmpi_p2p_wait_family(const hmpi_comm_t *c, int send)
+{
+    if (c && c->wait_as)
+        return (hmpi_wait_family_t)(c->wait_as - 1);
+    return send ? HMPI_WAIT_SEND : HMPI_WAIT_RECV;
+}
+
+/* The short ways out of line (lane.c): a small contiguous message by the lane, when
+ * nothing else is in the way; 0 when they did nothing. The receive sets *err and the
+ * status (unless MPI_STATUS_IGNORE) when it returns 1. */
+int hmpi_p2p_send_lane(const hmpi_comm_t *c, const void *p, size_t bytes, int dst_local, int tag);
+int hmpi_p2p_recv_lane(const hmpi_comm_t *c, void *buf, size_t cap, int source, int src_local,
+                       int tag, MPI_Status *status, int *err);
+
+/* Cancels a receive not yet matched; returns 1 when cancelled. */
+int hmpi_p2p_cancel_req(hmpi_req_t *r);
+/* Looks for a matching message without receiving it: local ones, then (for a
+ * wildcard on a comm with remote members) the MPI below. */
+int hmpi_p2p_iprobe(hmpi_comm_t *c, int source, int tag, int *flag, MPI_Status *status);
+/* Matched probe: removes the oldest local message matching (source, tag) on c, or
+ * returns NULL; hmpi_p2p_recv_message later receives it into r. */
+hmpi_env_t *hmpi_p2p_take_message(hmpi_comm_t *c, int source, int tag);
+/* The source, tag and size of message e, as its sender announced them (a status). */
+void hmpi_p2p_message_info(const hmpi_env_t *e, int *source_p, int *tag_p, size_t *bytes_p);
+void hmpi_p2p_recv_message(hmpi_req_t *r, hmpi_env_t *e);
+
+/* The posted and unexpected lists, shared by the engine and the bridge (oldest first). */
+extern HMPI_HIDDEN hmpi_match_t hmpi_p2p_match;
+void hmpi_p2p_unpost(hmpi_req_t *r);
+void hmpi_p2p_post(hmpi_req_t *r);
+
+/* ---- req.c and op.c ---------------------------------------------------------------- */
+
+int hmpi_req_table_init(void);
+/* Whether any request is listed, and progress's pass over them (the number completed). */
+int hmpi_req_listed(void);
+int hmpi_req_progress_listed(void);
+/* The row of HMPI_REQ_SENDRECV (op.c). */
+extern const hmpi_req_ops_t hmpi_p2p_sendrecv_ops;
+
+/* ---- bridge.c: where HMPI's matching meets the MPI below's ----------------------------- */
+
+/* A send of mode (HMPI_MODE_*) to dest on another node, counted as remote (t: the layout
+ * of count elements of type), blocking and not; and the MPI below's own send of each
+ * mode, uncounted (a communicator HMPI does not accelerate). */
+int hmpi_bridge_send(const hmpi_layout_t *t, const void *buf, int count, MPI_Datatype type,
+                     int dest, int tag, MPI_Comm comm, int mode);
+int hmpi_bridge_isend(const hmpi_layout_t *t, const void *buf, int count, MPI_Datatype type,
+                      int dest, int tag, MPI_Comm comm, int mode, MPI_Request *req);
+int hmpi_bridge_send_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, int mode);
+int hmpi_bridge_isend_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                            MPI_Comm comm, int mode, MPI_Request *req);
+/* The MPI below's persistent send of each mode (a remote peer's, kept for the request's
+ * life). */
+int hmpi_bridge_send_init_below(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                                MPI_Comm comm, int mode, MPI_Request *req);
+/* A receive from a remote source on r->comm, posted below at once unless an earlier
+ * ANY_SOURCE receive could take its message. */
+int hmpi_bridge_recv_remote(hmpi_req_t *r);
+/* Receives remote messages for pending wildcards; posts deferred receives. */
+void hmpi_bridge_progress(void);
+/* A wildcard receive on c completed or was cancelled: deferred ones may go below. */
+void hmpi_bridge_wild_done(hmpi_comm_t *c);
+/* Wildcard and deferred receives waiting in the bridge. */
+extern HMPI_HIDDEN int hmpi_bridge_pending;
+
+/* ---- bsend.c: buffered sends to local peers ----------------------------------------- */
+
+/* Room in the attached buffer, as the MPI standard counts it (bytes + MPI_BSEND_OVERHEAD
+ * per message); MPI_ERR_BUFFER when the message does not fit. Lock NOT held. */
+int hmpi_bsend_reserve(const hmpi_layout_t *t);
+/* The generation a buffered message reserved now belongs to (its envelope keeps it). */
+uint8_t hmpi_bsend_generation(void);
+/* Room of a delivered buffered message of generation gen goes back to the buffers. */
+void hmpi_bsend_release(size_t bytes, uint8_t gen);
 
 /* ---- send.c ---------------------------------------------------------------------- */
 

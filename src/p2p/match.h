@@ -7,6 +7,8 @@
 #ifndef HMPI_P2P_MATCH_H
 #define HMPI_P2P_MATCH_H
 
+#include "../common/assert.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,9 +42,27 @@ static inline int hmpi_match_test(const hmpi_match_recv_t *r, const hmpi_match_m
            (r->any_tag || r->tag == m->tag) && !r->held;
 }
 
+/* The lists' invariants: posted runs from posted_head to posted_tail, linked both ways,
+ * every entry marked posted; unexp runs from unexp_head to unexp_tail. A walk of both
+ * lists: for HMPI_ASSERT_EXPENSIVE (and the fuzzer, after every step). */
+static inline int hmpi_match_valid(const hmpi_match_t *q)
+{
+    const hmpi_match_recv_t *prev = NULL;
+    for (const hmpi_match_recv_t *r = q->posted_head; r; prev = r, r = r->next)
+        if (r->prev != prev || !r->posted)
+            return 0;
+    if (q->posted_tail != prev)
+        return 0;
+    const hmpi_match_msg_t *last = NULL;
+    for (const hmpi_match_msg_t *m = q->unexp_head; m; m = m->next)
+        last = m;
+    return q->unexp_tail == last;
+}
+
 /* Appends r to the posted list. */
 static inline void hmpi_match_post(hmpi_match_t *q, hmpi_match_recv_t *r)
 {
+    HMPI_ASSERT_INTERNAL(!r->posted);
     r->prev = q->posted_tail;
     r->next = NULL;
     if (q->posted_tail)
@@ -55,6 +75,7 @@ static inline void hmpi_match_post(hmpi_match_t *q, hmpi_match_recv_t *r)
 
 static inline void hmpi_match_unpost(hmpi_match_t *q, hmpi_match_recv_t *r)
 {
+    HMPI_ASSERT_INTERNAL(r->posted);
     if (r->prev)
         r->prev->next = r->next;
     else

@@ -1,6 +1,6 @@
 /* progress.c: the engine as a whole: its lock, one pass of progress (arrivals, sends in
- * flight, the bridge, a poke of the MPI below now and then), completion, test and wait
- * of a request, the hook every wait of HMPI calls (shm/wait.h), and init/finalize.
+ * flight, the bridge, the listed requests, a poke of the MPI below now and then), the
+ * one wait's step, the hook every wait of HMPI calls (shm/wait.h), and init/finalize.
  * Private to the process. */
 #include "engine.h"
 #include "../common/knobs.h"
@@ -13,14 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-int hmpi_req_table_init(void);
-
 hmpi_p2p_engine_t hmpi_p2p_engine = {
     .inflight_tailp = &hmpi_p2p_engine.inflight_head,
     .engine_lock = PTHREAD_MUTEX_INITIALIZER,
     .poke_comm = MPI_COMM_NULL,
     .poke_req = MPI_REQUEST_NULL,
-    .meet_comm = MPI_COMM_NULL,
 };
 hmpi_match_t hmpi_p2p_match; /* posted receives, unexpected messages */
 size_t hmpi_env_own_offset;
@@ -29,21 +26,6 @@ size_t hmpi_p2p_immediate_room;
 
 void hmpi_p2p_lock_slow(void) { pthread_mutex_lock(&hmpi_p2p_engine.engine_lock); }
 void hmpi_p2p_unlock_slow(void) { pthread_mutex_unlock(&hmpi_p2p_engine.engine_lock); }
-
-/* ---- completion ------------------------------------------------------------------ */
-
-void hmpi_p2p_finish(hmpi_req_t *r)
-{
-    r->complete = 1; /* a persistent request stays active until Wait/Test returns it */
-    if (r->wild) {
-        r->wild = 0;
-        r->comm->nwild--;
-        hmpi_bridge_pending--;
-        hmpi_bridge_wild_done(r->comm);
-    }
-    if (r->freed && !r->persistent)
-        hmpi_req_release(r);
-}
 
 /* The MPI below progresses only inside its own calls. A rank spinning in HMPI may be
  * what a remote peer waits for (a rendezvous, a nonblocking collective, a passive-target
@@ -95,6 +77,8 @@ void hmpi_p2p_progress(void)
         hmpi_p2p_inflight_walk();
     if (hmpi_bridge_pending)
         hmpi_bridge_progress();
+    if (hmpi_req_listed())
+        hmpi_req_progress_listed();
 }
 
 void hmpi_p2p_progress_locked(void)
@@ -111,52 +95,9 @@ static uint64_t now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-int hmpi_p2p_check(hmpi_req_t *r)
+/* The one wait's step (engine.h): lock held on entry and exit. */
+void hmpi_p2p_wait_step(hmpi_backoff_t *b, uint64_t *since)
 {
-    if (!r->complete) {
-        if (r->kind == HMPI_REQ_POLL) {
-            if (r->poll(r))
-                hmpi_p2p_finish(r);
-        } else if (r->below != MPI_REQUEST_NULL) {
-            int flag = 0;
-            PMPI_Test(&r->below, &flag, &r->status);
-            if (flag)
-                hmpi_p2p_finish(r);
-        }
-    }
-    return r->complete;
-}
-
-int hmpi_p2p_test(hmpi_req_t *r)
-{
-    if (!hmpi_p2p_check(r))
-        hmpi_p2p_progress();
-    return r->complete;
-}
-
-void hmpi_p2p_wait(hmpi_req_t *r)
-{
-    hmpi_backoff_t b = {0};
-    uint64_t since = 0;
-    while (!hmpi_p2p_test(r)) {
-        if (hmpi_backoff_yielding(&b) && hmpi_p2p_engine.inflight_head) {
-            uint64_t t = now_us();
-            if (!since)
-                since = t;
-            else if (t - since >= (uint64_t)hmpi_knobs.EAGER_DELAY_US)
-                hmpi_p2p_unblock_sends(), since = t;
-        }
-        hmpi_p2p_unlock();
-        hmpi_backoff(&b);
-        hmpi_p2p_lock();
-    }
-    hmpi_wait_end(&b, hmpi_p2p_wait_family(r->comm, r->kind == HMPI_REQ_SEND));
-}
-
-/* Called by multi-request waits (mpi/request.c) between passes. */
-void hmpi_p2p_waiting(hmpi_backoff_t *b, uint64_t *since)
-{
-    hmpi_p2p_progress();
     if (hmpi_backoff_yielding(b) && hmpi_p2p_engine.inflight_head) {
         uint64_t t = now_us();
         if (!*since)
@@ -193,27 +134,15 @@ static int cma_check(void)
     return (int)hmpi_node_agree_min(ok);
 }
 
-/* The engine's communicators of the MPI below, private copies of HMPI's self and world
- * (node.h): the poke's, and the one of the arrivals into constructors from groups
- * (bridge.c). The world's copy is collective over it, nonblocking and waited for as at
- * set-up (node/agree.c). Returns 0, or -1 (logged). */
-static int below_comms_make(void)
+/* The engine's communicator of the MPI below: a private copy of HMPI's self (node.h)
+ * for the poke. None alone in the world: no remote peer can wait for this rank (and
+ * MPICH 4.0.2 crashes in MPI_Test of the poke's receive when it runs one process under
+ * sessions). */
+static void below_comms_make(void)
 {
-    /* No poke alone in the world: no remote peer can wait for this rank (and MPICH
-     * 4.0.2 crashes in MPI_Test of the poke's receive when it runs one process under
-     * sessions). */
     if (hmpi_node.world_size > 1 &&
         PMPI_Comm_dup(hmpi_node.self, &hmpi_p2p_engine.poke_comm) == MPI_SUCCESS)
         PMPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, hmpi_p2p_engine.poke_comm, &hmpi_p2p_engine.poke_req);
-    MPI_Request q;
-    if (hmpi_node.world_size == 1) /* no arrival to wait for, nobody to meet */
-        return 0;
-    if (PMPI_Comm_idup(hmpi_node.world, &hmpi_p2p_engine.meet_comm, &q) != MPI_SUCCESS ||
-        hmpi_node_below_wait(1, &q) != MPI_SUCCESS) {
-        hmpi_log_error("cannot copy HMPI's world for the arrivals into constructors");
-        return -1;
-    }
-    return 0;
 }
 
 static void below_comms_free(void)
@@ -224,20 +153,20 @@ static void below_comms_free(void)
     }
     if (hmpi_p2p_engine.poke_comm != MPI_COMM_NULL)
         PMPI_Comm_free(&hmpi_p2p_engine.poke_comm);
-    if (hmpi_p2p_engine.meet_comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&hmpi_p2p_engine.meet_comm);
 }
 
 int hmpi_p2p_world_moved(void)
 {
     below_comms_free();
-    return below_comms_make();
+    below_comms_make();
+    return 0;
 }
 
-int hmpi_p2p_init(void)
+int hmpi_p2p_init(int provided)
 {
     if (hmpi_req_table_init() != 0)
         return -1;
+    hmpi_p2p_threaded = provided == MPI_THREAD_MULTIPLE;
     hmpi_ctrl_t *ctrl = hmpi_ctrl();
     hmpi_p2p_engine.me = &ctrl->rank[hmpi_node.rank];
     hmpi_p2p_engine.me->pid = getpid();
@@ -261,8 +190,7 @@ int hmpi_p2p_init(void)
         return -1;
     }
     hmpi_p2p_lanes_connect();
-    if (below_comms_make() != 0)
-        return -1;
+    below_comms_make();
     hmpi_p2p_engine.cma_ok = cma_check();
     hmpi_p2p_engine.me->cma_ok = hmpi_p2p_engine.cma_ok;
     hmpi_wait_progress = wait_progress;

@@ -54,17 +54,30 @@ void hmpi_p2p_bounce_put(void *p, size_t bytes)
     hmpi_p2p_engine.bounce_pooled++;
 }
 
-/* Envelopes in the in-flight list, counted by walking it (HMPI_ASSERT_EXPENSIVE). */
-static unsigned inflight_length(void)
+/* The in-flight list's invariants (HMPI_ASSERT_EXPENSIVE): it holds inflight_count
+ * envelopes of this rank's slice, ends where inflight_tailp points, no more of them
+ * watched than inflight_watched says there are, and each envelope's request is a send
+ * of the table (or of a blocking call's stack) that points back at it while in flight. */
+static int inflight_valid(void)
 {
-    unsigned n = 0;
-    for (hmpi_env_t *e = hmpi_p2p_engine.inflight_head; e; e = hmpi_env_own(e)->snext)
-        n++;
-    return n;
+    unsigned n = 0, watched = 0;
+    hmpi_env_t **tail = &hmpi_p2p_engine.inflight_head;
+    for (hmpi_env_t *e = hmpi_p2p_engine.inflight_head; e; e = hmpi_env_own(e)->snext) {
+        const hmpi_env_own_t *own = hmpi_env_own(e);
+        if (++n > hmpi_p2p_engine.inflight_count || hmpi_heap_owner(e) != hmpi_node.rank)
+            return 0;
+        if (own->sreq && (own->sreq->kind != HMPI_REQ_SEND || own->sreq->complete))
+            return 0;
+        watched += own->watched;
+        tail = &hmpi_env_own(e)->snext;
+    }
+    return n == hmpi_p2p_engine.inflight_count && tail == hmpi_p2p_engine.inflight_tailp &&
+           watched == hmpi_p2p_engine.inflight_watched;
 }
 
 static void inflight_add(hmpi_env_t *e)
 {
+    HMPI_ASSERT_INTERNAL(hmpi_heap_owner(e) == hmpi_node.rank);
     hmpi_env_own(e)->snext = NULL;
     hmpi_p2p_engine.inflight_count++;
     *hmpi_p2p_engine.inflight_tailp = e;
@@ -123,14 +136,14 @@ static void complete_send(hmpi_env_t *e)
         reclaim_buffer(e, r);
         hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
         r->env = NULL;
-        hmpi_p2p_finish(r);
+        hmpi_req_finish(r);
     }
     if (hmpi_env_own(e)->bounce)
         hmpi_p2p_bounce_put(hmpi_env_own(e)->bounce, hmpi_env_own(e)->size);
     if (hmpi_env_own(e)->watched)
         hmpi_p2p_engine.inflight_watched--;
     if (hmpi_env_own(e)->buffered)
-        hmpi_bsend_release(hmpi_env_own(e)->size);
+        hmpi_bsend_release(hmpi_env_own(e)->size, hmpi_env_own(e)->buffered);
     env_put(e);
 }
 
@@ -154,7 +167,7 @@ void hmpi_p2p_inflight_walk(void)
         pp = &hmpi_env_own(e)->snext;
     }
     HMPI_ASSERT_INTERNAL(hmpi_p2p_engine.inflight_tailp == pp);
-    HMPI_ASSERT_EXPENSIVE(inflight_length() == hmpi_p2p_engine.inflight_count);
+    HMPI_ASSERT_EXPENSIVE(inflight_valid());
 }
 
 /* Recycles finished envelopes from the head of the in-flight list only: O(1) per send
@@ -199,7 +212,7 @@ void hmpi_p2p_unblock_sends(void)
             hmpi_env_own(e)->sreq = NULL;
             hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
             r->env = NULL;
-            hmpi_p2p_finish(r);
+            hmpi_req_finish(r);
             hmpi_stat_add(HMPI_STAT_eager_copies, 1);
         }
         atomic_store_explicit(&e->state, copy ? HMPI_ENV_EAGER : HMPI_ENV_PENDING,
@@ -327,7 +340,7 @@ int hmpi_p2p_send_start(hmpi_req_t *r, int dst_local)
     hmpi_env_own(e)->bounce = NULL;
     hmpi_env_own(e)->user_data = 0;
     hmpi_env_own(e)->reclaim = 0;
-    hmpi_env_own(e)->buffered = r->mode == HMPI_MODE_BUFFERED;
+    hmpi_env_own(e)->buffered = r->mode == HMPI_MODE_BUFFERED ? hmpi_bsend_generation() : 0;
     atomic_store_explicit(&e->state, HMPI_ENV_PENDING, memory_order_relaxed);
     hmpi_proto_t proto = choose(r, e, p, bytes);
     e->proto = (uint8_t)proto;

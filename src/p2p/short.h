@@ -69,12 +69,12 @@ static inline void hmpi_p2p_lane_put(const hmpi_comm_t *c, hmpi_env_t *e, const 
 
 /* MPI_Send's: bytes (at most HMPI_P2P_SHORT_MAX) from p into my lane to local rank
  * dst_local when a slot is free without a look at the ring (my last slot again, or the
- * ring's next known free). */
+ * ring's next known free); never under MPI_THREAD_MULTIPLE (no engine lock here). */
 static inline int hmpi_p2p_send_short(const hmpi_comm_t *c, const void *p, size_t bytes,
                                       int dst_local, int tag)
 {
     hmpi_env_t *e;
-    if (bytes > HMPI_P2P_SHORT_MAX || !hmpi_p2p_engine.lane_k ||
+    if (bytes > HMPI_P2P_SHORT_MAX || !hmpi_p2p_engine.lane_k || hmpi_p2p_threaded ||
         !(e = hmpi_p2p_lane_claim(dst_local, 0)))
         return 0;
     hmpi_p2p_lane_put(c, e, p, bytes, dst_local, tag);
@@ -166,7 +166,7 @@ static inline int hmpi_p2p_lane_receivable(void)
 static inline int hmpi_p2p_recv_short(const hmpi_comm_t *c, void *buf, size_t cap, int source,
                                       int src_local, int tag, MPI_Status *status, int *err)
 {
-    if (!hmpi_p2p_lane_receivable() || hmpi_stats_counting())
+    if (!hmpi_p2p_lane_receivable() || hmpi_stats_counting() || hmpi_p2p_threaded)
         return 0;
     hmpi_p2p_want_t w = hmpi_p2p_lane_want(c, source, src_local, tag);
     /* The two slots where the message may be (shm/lane.h), worked out once. */

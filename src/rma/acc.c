@@ -15,6 +15,7 @@
 
 void hmpi_rma_acc_lock(hmpi_win_t *w, int wl)
 {
+    HMPI_ASSERT_INTERNAL(wl >= 0 && wl < w->nlocal); /* a local target's */
     hmpi_rma_tsync_t *t = hmpi_rma_tsync(w->ctrl, wl);
     hmpi_rma_wait_t wt = {{0}};
     while (!hmpi_tas_try(&t->acc))
@@ -163,6 +164,8 @@ static int check_elem(MPI_Op op, const hmpi_rma_buf_t *o, const hmpi_rma_region_
 static int acc_local(hmpi_win_t *w, int t, const hmpi_rma_buf_t *o, const hmpi_rma_buf_t *res,
                      MPI_Aint disp, int count, MPI_Datatype type, MPI_Op op)
 {
+    /* Only in a local window is HMPI's accumulate lock the one every origin takes. */
+    HMPI_ASSERT_INTERNAL(!w->mixed);
     if (!predefined_op(op))
         return MPI_ERR_OP;
     hmpi_rma_region_t r;
@@ -218,6 +221,7 @@ static int acc_local(hmpi_win_t *w, int t, const hmpi_rma_buf_t *o, const hmpi_r
 static int cas_local(hmpi_win_t *w, int t, const void *origin, const void *compare,
                      void *result, MPI_Datatype type, MPI_Aint disp)
 {
+    HMPI_ASSERT_INTERNAL(!w->mixed); /* as acc_local */
     hmpi_rma_region_t r;
     int err = hmpi_rma_region(w, &w->mem[t], disp, 1, type, &r);
     if (err != MPI_SUCCESS)

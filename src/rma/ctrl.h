@@ -7,6 +7,7 @@
 #ifndef HMPI_RMA_CTRL_H
 #define HMPI_RMA_CTRL_H
 
+#include "../common/assert.h"
 #include "../shm/barrier.h"
 #include "../shm/ctrl.h"
 #include "../shm/lock.h"
@@ -60,7 +61,9 @@ typedef struct {
 } hmpi_rma_tsync_t;
 
 static_assert(sizeof(hmpi_rma_ctrl_t) == HMPI_CACHE_LINE, "one line: departed, geometry");
-static_assert(sizeof(hmpi_rma_tsync_t) == 2 * HMPI_CACHE_LINE, "rw and acc on own lines");
+static_assert(sizeof(hmpi_rma_tsync_t) == 2 * HMPI_CACHE_LINE &&
+                  offsetof(hmpi_rma_tsync_t, acc) == HMPI_CACHE_LINE,
+              "rw and acc on own lines");
 
 /* Bytes of a block for n local members. */
 static inline size_t hmpi_rma_ctrl_size(uint32_t n)
@@ -81,6 +84,8 @@ static inline void hmpi_rma_ctrl_init(hmpi_rma_ctrl_t *c, uint32_t n)
     c->post_off = c->tsync_off + n * (uint32_t)sizeof(hmpi_rma_tsync_t);
     c->done_off = c->post_off + n * c->row_bytes;
     c->barrier_off = c->done_off + n * c->row_bytes;
+    /* the barrier's flags end the block that hmpi_rma_ctrl_size measured */
+    HMPI_ASSERT_INTERNAL(c->barrier_off + hmpi_barrier_size(n) == hmpi_rma_ctrl_size(n));
 }
 
 static inline hmpi_rma_tsync_t *hmpi_rma_tsync(hmpi_rma_ctrl_t *c, int wl)

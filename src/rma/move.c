@@ -144,6 +144,7 @@ static int cma_scatter(const hmpi_rma_region_t *r, void *packed, int write)
         k++;
         i = j;
     }
+    HMPI_ASSERT_INTERNAL(k == nruns); /* the map read twice: the runs counted */
     err = MPI_ERR_TYPE;
     pos = 0;
     if (write && hmpi_type_unpack(packed, (int)r->l.size, &pos, stage_origin, r->count, r->type))
@@ -167,6 +168,8 @@ int hmpi_rma_write(const hmpi_rma_region_t *r, const void *packed)
 {
     if (r->l.size == 0)
         return MPI_SUCCESS;
+    /* a remote member's region has no address here (hmpi_rma_region) */
+    HMPI_ASSERT_INTERNAL(r->path != HMPI_RMA_BELOW);
     if (r->path == HMPI_RMA_CMA)
         return r->l.contig ? cma_contig(r, (void *)packed, 1) : cma_scatter(r, (void *)packed, 1);
     if (r->l.contig) {
@@ -184,6 +187,7 @@ int hmpi_rma_read(const hmpi_rma_region_t *r, void *packed)
 {
     if (r->l.size == 0)
         return MPI_SUCCESS;
+    HMPI_ASSERT_INTERNAL(r->path != HMPI_RMA_BELOW); /* as in hmpi_rma_write */
     if (r->path == HMPI_RMA_CMA)
         return r->l.contig ? cma_contig(r, packed, 0) : cma_scatter(r, packed, 0);
     if (r->l.contig) {

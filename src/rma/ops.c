@@ -19,6 +19,7 @@ typedef struct {
 static int move_local(hmpi_win_t *w, int kind, const side_t *o, int target, MPI_Aint disp,
                       int count, MPI_Datatype type)
 {
+    HMPI_ASSERT_INTERNAL(w->mem[target].path != HMPI_RMA_BELOW); /* the callers' test */
     hmpi_rma_buf_t b;
     hmpi_rma_region_t r;
     int err = hmpi_rma_buf(o->addr, o->count, o->type, &b);

@@ -17,6 +17,7 @@
 #define HMPI_RMA_H
 
 #include "ctrl.h"
+#include "../common/assert.h"
 #include "../common/hidden.h"
 #include "../core/datatype.h"
 #include "../shm/wait.h"
@@ -93,6 +94,12 @@ typedef struct hmpi_win_s {
     unsigned char sink;        /* mixed: where the gets that force lock grants land */
     struct hmpi_win_s *next;   /* hash chain */
 } hmpi_win_t;
+
+/* The walker of the assertions (common/assert.h), window.c: 1 when w is consistent, the
+ * epochs' state machine included. O(size): the expensive level, after every change of a
+ * window's synchronization state. It reads w alone (private memory), never the
+ * control block, which the other members write. */
+int hmpi_rma_win_is_valid(const hmpi_win_t *w);
 
 /* The window table (window.c): hash chains keyed by the below's handle. */
 enum { HMPI_WIN_BUCKETS = 64 };

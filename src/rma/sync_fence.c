@@ -32,6 +32,7 @@ int MPI_Win_fence(int assert, MPI_Win win)
             hmpi_rma_barrier(w);
     }
     w->fence = !(assert & MPI_MODE_NOSUCCEED);
+    HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
     return MPI_SUCCESS;
 }
 HMPI_PMPI(Win_fence)

@@ -20,8 +20,10 @@ static int force_grant(hmpi_win_t *w, int t)
     return rc != MPI_SUCCESS ? rc : PMPI_Win_flush(t, w->handle);
 }
 
+/* The lock words of local targets only: a local window's members are all local. */
 static void lock_word(hmpi_win_t *w, int wl, int exclusive)
 {
+    HMPI_ASSERT_INTERNAL(!w->mixed && wl >= 0 && wl < w->nlocal);
     hmpi_rma_tsync_t *t = hmpi_rma_tsync(w->ctrl, wl);
     hmpi_rma_wait_t wt = {{0}};
     while (!(exclusive ? hmpi_rw_try_excl(&t->rw) : hmpi_rw_try_shared(&t->rw)))
@@ -31,6 +33,7 @@ static void lock_word(hmpi_win_t *w, int wl, int exclusive)
 
 static void unlock_word(hmpi_win_t *w, int wl, int exclusive)
 {
+    HMPI_ASSERT_INTERNAL(!w->mixed && wl >= 0 && wl < w->nlocal);
     hmpi_rma_tsync_t *t = hmpi_rma_tsync(w->ctrl, wl);
     if (exclusive)
         hmpi_rw_release_excl(&t->rw);
@@ -66,6 +69,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
                               (nocheck ? HMPI_ACC_NOCHECK : 0));
     w->nlocks++;
     w->fence = 0;
+    HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
     return MPI_SUCCESS;
 }
 HMPI_PMPI(Win_lock)
@@ -83,8 +87,10 @@ int MPI_Win_unlock(int rank, MPI_Win win)
     uint8_t a = w->acc[rank];
     if (!(a & HMPI_ACC_LOCKED))
         return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_unlock");
+    HMPI_ASSERT_INTERNAL(w->nlocks > 0); /* it counts the marked targets */
     w->acc[rank] &= (uint8_t)~(HMPI_ACC_LOCKED | HMPI_ACC_NOCHECK);
     w->nlocks--;
+    HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
     atomic_thread_fence(memory_order_seq_cst); /* direct operations before the release */
     if (w->mixed)
         return PMPI_Win_unlock(rank, win);
@@ -122,6 +128,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
     w->lock_all = 1;
     w->lock_all_nocheck = nocheck;
     w->fence = 0;
+    HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
     return MPI_SUCCESS;
 }
 HMPI_PMPI(Win_lock_all)
@@ -135,6 +142,7 @@ int MPI_Win_unlock_all(MPI_Win win)
     if (!w->lock_all)
         return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all");
     w->lock_all = 0;
+    HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
     atomic_thread_fence(memory_order_seq_cst);
     if (w->mixed)
         return PMPI_Win_unlock_all(win);

@@ -50,6 +50,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
     }
     w->posted = 1;
     w->fence = 0;
+    HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
     return MPI_SUCCESS;
 }
 HMPI_PMPI(Win_post)
@@ -60,7 +61,9 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     hmpi_win_t *w = hmpi_win_get(win);
     if (!w)
         return PMPI_Win_start(group, assert, win);
-    if (w->started)
+    /* One access epoch at a time (the standard: distinct access epochs of a window at a
+     * process are disjoint): a passive one excludes it too. */
+    if (w->started || w->lock_all || w->nlocks)
         return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_start");
     int err = translate(w, group, w->start_ranks, &w->nstart);
     if (err != MPI_SUCCESS)
@@ -83,6 +86,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     }
     w->started = 1;
     w->fence = 0;
+    HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
     return MPI_SUCCESS;
 }
 HMPI_PMPI(Win_start)
@@ -103,6 +107,7 @@ int MPI_Win_complete(MPI_Win win)
             hmpi_count_bump(hmpi_rma_done_cell(w->ctrl, w->wl, t));
     }
     w->started = 0;
+    HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
     return w->mixed ? PMPI_Win_complete(win) : MPI_SUCCESS;
 }
 HMPI_PMPI(Win_complete)
@@ -120,12 +125,14 @@ static int all_done(hmpi_win_t *w)
 
 static void consume_done(hmpi_win_t *w)
 {
+    HMPI_ASSERT_INTERNAL(w->posted);
     for (int i = 0; i < w->npost; i++) {
         int o = w->mem[w->post_ranks[i]].wl;
         if (o >= 0)
             w->seen_done[o]++;
     }
     w->posted = 0;
+    HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
 }
 
 int MPI_Win_wait(MPI_Win win)

@@ -1,6 +1,6 @@
 /* window.c: the window table and the window life cycle: MPI_Win_create, MPI_Win_allocate,
- * MPI_Win_create_dynamic (+ attach/detach), MPI_Win_free, and the attributes HMPI must
- * answer itself. Each constructor also makes the MPI below's window over the same memory,
+ * MPI_Win_create_dynamic (+ attach/detach), MPI_Win_free, the attributes HMPI must
+ * answer itself, and MPI_Win_set_info (collective). Each constructor also makes the MPI below's window over the same memory,
  * so its handle is the one the program holds. Creation and freeing are collective; the
  * operations and the synchronization live in ops.c, acc.c and sync_*.c. */
 #include "rma.h"
@@ -22,12 +22,12 @@ hmpi_win_t *hmpi_win_table[HMPI_WIN_BUCKETS];
 
 static void forget(hmpi_win_t *w)
 {
-    for (hmpi_win_t **pp = &hmpi_win_table[hmpi_win_bucket(w->handle)]; *pp; pp = &(*pp)->next) {
-        if (*pp == w) {
-            *pp = w->next;
-            return;
-        }
-    }
+    hmpi_win_t **pp = &hmpi_win_table[hmpi_win_bucket(w->handle)];
+    while (*pp && *pp != w)
+        pp = &(*pp)->next;
+    HMPI_ASSERT_INTERNAL(*pp == w); /* installed, under its handle's bucket */
+    if (*pp)
+        *pp = w->next;
 }
 
 static void destroy(hmpi_win_t *w)
@@ -43,6 +43,82 @@ static void destroy(hmpi_win_t *w)
     hmpi_heap_free(w->seen_done);
     hmpi_heap_free(w->scratch);
     hmpi_heap_free(w);
+}
+
+/* ---- validity ---------------------------------------------------------------------------- */
+
+/* What it checks:
+ *  - the geometry: this rank in the group, its local index among nlocal >= 1 local
+ *    members (the first is the leader, which owns the control block), the tables made;
+ *  - the local members: rank_of_wl in group order, each naming a member whose wl points
+ *    back, every other member remote (wl -1) and reached through the MPI below; a path
+ *    one of the three; a local window (not mixed) has every member local and none
+ *    through the below, and a mixed one has one or the other; a dynamic window is
+ *    local; a shared one's members are all in the shared heap (direct);
+ *  - the epochs (the standard's rule: an access epoch at a time; HMPI's calls check it
+ *    before any change): a fence epoch excludes every other epoch; lock_all excludes
+ *    locks and a PSCW access epoch, and so do locks; nlocks counts the targets marked
+ *    locked; each mark is shared or exclusive, never both, and NOCHECK only on a lock;
+ *    START marks exactly the access epoch's targets, none outside it; the groups of an
+ *    open access or exposure epoch name members of the window. */
+int hmpi_rma_win_is_valid(const hmpi_win_t *w)
+{
+    int n = w->size;
+    if (n < 1 || w->rank < 0 || w->rank >= n || w->nlocal < 1 || w->nlocal > n || w->wl < 0 ||
+        w->wl >= w->nlocal || w->leader != (w->wl == 0) || !w->ctrl || !w->mem || !w->rank_of_wl ||
+        !w->acc || !w->start_ranks || !w->post_ranks || !w->seen_post || !w->seen_done ||
+        !w->scratch || w->rank_of_wl[w->wl] != w->rank)
+        return 0;
+    int below = 0, locals = 0;
+    for (int i = 0; i < w->nlocal; i++) {
+        int r = w->rank_of_wl[i];
+        if (r < 0 || r >= n || (i > 0 && r <= w->rank_of_wl[i - 1]) || w->mem[r].wl != i)
+            return 0;
+    }
+    for (int r = 0; r < n; r++) {
+        const hmpi_rma_member_t *m = &w->mem[r];
+        if (m->wl < -1 || m->wl >= w->nlocal || m->path > HMPI_RMA_BELOW ||
+            (m->wl < 0 && m->path != HMPI_RMA_BELOW) ||
+            (w->flavor == MPI_WIN_FLAVOR_SHARED && m->path != HMPI_RMA_DIRECT))
+            return 0;
+        below |= m->path == HMPI_RMA_BELOW;
+        locals += m->wl >= 0;
+    }
+    if (locals != w->nlocal || w->mixed != (below || w->nlocal < n) || (w->dynamic && w->mixed))
+        return 0;
+    /* the epochs */
+    int locked = 0, marked = 0;
+    for (int r = 0; r < n; r++) {
+        uint8_t a = w->acc[r];
+        if ((a & ~(HMPI_ACC_START | HMPI_ACC_LOCKED | HMPI_ACC_NOCHECK)) ||
+            (a & HMPI_ACC_LOCKED) == HMPI_ACC_LOCKED ||
+            ((a & HMPI_ACC_NOCHECK) && !(a & HMPI_ACC_LOCKED)))
+            return 0;
+        locked += (a & HMPI_ACC_LOCKED) != 0;
+        marked += (a & HMPI_ACC_START) != 0;
+    }
+    if (w->nlocks != locked ||
+        (w->fence && (w->lock_all || w->nlocks || w->started || w->posted)) ||
+        (w->lock_all && (w->nlocks || w->started)) || (w->nlocks && w->started))
+        return 0;
+    if (!w->started && marked)
+        return 0;
+    if (w->started) {
+        if (w->nstart < 0 || w->nstart > n || marked != w->nstart)
+            return 0;
+        for (int i = 0; i < w->nstart; i++)
+            if (w->start_ranks[i] < 0 || w->start_ranks[i] >= n ||
+                !(w->acc[w->start_ranks[i]] & HMPI_ACC_START))
+                return 0;
+    }
+    if (w->posted) {
+        if (w->npost < 0 || w->npost > n)
+            return 0;
+        for (int i = 0; i < w->npost; i++)
+            if (w->post_ranks[i] < 0 || w->post_ranks[i] >= n)
+                return 0;
+    }
+    return 1;
 }
 
 /* ---- waiting ---------------------------------------------------------------------------- */
@@ -127,6 +203,7 @@ hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint s
             my_wl = wl;
         w->rank_of_wl[wl++] = r;
     }
+    HMPI_ASSERT_INTERNAL(!ok || (wl == c->nlocal && my_wl >= 0)); /* this rank is local */
     hmpi_rma_ctrl_t *ctrl = NULL;
     if (ok && my_wl == 0) {
         size_t bytes = hmpi_rma_ctrl_size((uint32_t)c->nlocal);
@@ -200,6 +277,10 @@ hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint s
 
 int hmpi_rma_install(hmpi_win_t *w, MPI_Win win)
 {
+    /* A freed window left the table before the below freed its handle (MPI_Win_free),
+     * so the below's new handle names no window there. */
+    HMPI_ASSERT_INTERNAL(hmpi_win_get(win) == NULL);
+    HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
     w->handle = win;
     PMPI_Win_get_group(win, &w->group);
     unsigned b = hmpi_win_bucket(win);
@@ -325,6 +406,7 @@ int MPI_Win_free(MPI_Win *win)
         return PMPI_Win_free(win);
     if (w->lock_all || w->nlocks || w->started || w->posted)
         return hmpi_raise_win(*win, MPI_ERR_RMA_SYNC, "MPI_Win_free");
+    HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
     /* Once every local member is here, no local origin touches this rank's memory or
      * the control block again except to leave it. */
     hmpi_rma_barrier(w);
@@ -376,6 +458,20 @@ int MPI_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag)
     return MPI_SUCCESS;
 }
 HMPI_PMPI(Win_get_attr)
+
+/* Collective, and the MPI below's blocks until the members arrive, without moving HMPI's
+ * engine: a local peer's synchronous send to a receive posted before the call hung (over
+ * both MPIs, measured; the surface table of docs/mpi-surface.md). Every local member is
+ * in the call first, as for MPI_Win_free: then none of them waits for this rank. */
+int MPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    HMPI_ENTER("MPI_Win_set_info");
+    hmpi_win_t *w = hmpi_win_get(win);
+    if (w)
+        hmpi_rma_barrier(w);
+    return PMPI_Win_set_info(win, info);
+}
+HMPI_PMPI(Win_set_info)
 
 /* ---- statistics ------------------------------------------------------------------------- */
 

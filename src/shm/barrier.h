@@ -19,6 +19,7 @@
 #ifndef HMPI_SHM_BARRIER_H
 #define HMPI_SHM_BARRIER_H
 
+#include "../common/assert.h"
 #include "ctrl.h"
 #include "wait.h"
 
@@ -56,6 +57,7 @@ static inline size_t hmpi_barrier_size(uint32_t n)
 
 static inline void hmpi_barrier_init(hmpi_barrier_t *b, void *flags, uint32_t n, uint32_t me)
 {
+    HMPI_ASSERT_INTERNAL(me < n && (flags || n == 1)); /* one member has no flags */
     *b = (hmpi_barrier_t){(hmpi_barrier_flag_t *)flags, n, me, hmpi_barrier_rounds(n), 0, 0, 0};
 }
 

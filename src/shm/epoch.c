@@ -24,4 +24,5 @@ void hmpi_epoch_wait_done(hmpi_epoch_t *ep, uint64_t e, hmpi_wait_family_t f)
     }
     if (ep->seen_done < e)
         ep->seen_done = e;
+    HMPI_ASSERT_INTERNAL(hmpi_epoch_is_valid(ep)); /* e was one it began */
 }

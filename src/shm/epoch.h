@@ -58,6 +58,7 @@ typedef struct {
 /* Member i's half of epoch e (its state word first). */
 static inline void *hmpi_epoch_half(const hmpi_epoch_t *ep, int i, uint64_t e)
 {
+    HMPI_ASSERT_INTERNAL(i >= 0 && i < ep->n);
     return ep->slot[i] + (e & 1) * ep->stride;
 }
 
@@ -66,10 +67,32 @@ static inline _Atomic uint64_t *hmpi_epoch_word(const hmpi_epoch_t *ep, int i, u
     return (_Atomic uint64_t *)hmpi_epoch_half(ep, i, e);
 }
 
+/* The walker of the assertions (common/assert.h): 1 when this member's view is
+ * consistent. O(1), and it reads only this member's own words, which no other member
+ * writes, so it cannot fire on what a peer did (a peer's state is untrusted input):
+ *  - n >= 1 members, me one of them, the slots given, halves at least a word apart and
+ *    8-aligned (the state word is atomic);
+ *  - seen_done <= epoch: nobody is known to have finished an epoch this member has not
+ *    begun;
+ *  - each of its two state words holds 0 (never published) or a state with a phase
+ *    (ARRIVED .. DONE) of an epoch of its half's parity that it has begun (<= epoch). */
+static inline int hmpi_epoch_is_valid(const hmpi_epoch_t *ep)
+{
+    if (ep->n < 1 || ep->me < 0 || ep->me >= ep->n || !ep->slot || !ep->slot[ep->me] ||
+        ep->stride < sizeof(uint64_t) || ep->stride % sizeof(uint64_t) || ep->seen_done > ep->epoch)
+        return 0;
+    for (uint64_t h = 0; h < 2; h++) {
+        uint64_t w = atomic_load_explicit(
+            (_Atomic uint64_t *)(void *)(ep->slot[ep->me] + h * ep->stride), memory_order_relaxed);
+        if (w && ((w & 3) == 0 || ((w >> 2) & 1) != h || (w >> 2) > ep->epoch))
+            return 0;
+    }
+    return 1;
+}
+
 static inline uint64_t hmpi_epoch_begin(hmpi_epoch_t *ep)
 {
-    /* Nobody finished an epoch this member has not begun. */
-    HMPI_ASSERT_INTERNAL(ep->seen_done <= ep->epoch);
+    HMPI_ASSERT_INTERNAL(hmpi_epoch_is_valid(ep));
     return ++ep->epoch;
 }
 
@@ -104,6 +127,7 @@ static inline void hmpi_epoch_wait_range(const hmpi_epoch_t *ep, int lo, int hi,
 /* This member saw every member reach epoch e (ARRIVED): they all finished e-1. */
 static inline void hmpi_epoch_seen(hmpi_epoch_t *ep, uint64_t e)
 {
+    HMPI_ASSERT_INTERNAL(e >= 1 && e <= ep->epoch); /* seen in an epoch it began */
     if (ep->seen_done < e - 1)
         ep->seen_done = e - 1;
 }
@@ -117,14 +141,24 @@ static inline void hmpi_epoch_wait_all(hmpi_epoch_t *ep, uint64_t e, int phase,
     uint64_t done = phase == HMPI_EPOCH_DONE ? e : e - 1;
     if (ep->seen_done < done)
         ep->seen_done = done;
+    HMPI_ASSERT_INTERNAL(hmpi_epoch_is_valid(ep)); /* e was one it began */
+}
+
+/* The store of a publish, asserted (monotone within a half: a reader takes any state >= X
+ * as X, so a lower one would let it read data not yet written). */
+static inline void hmpi_epoch_store(hmpi_epoch_t *ep, uint64_t e, int phase)
+{
+    /* Only for an epoch this member has begun: a state never runs ahead of its owner. */
+    HMPI_ASSERT_INTERNAL(e >= 1 && e <= ep->epoch);
+    _Atomic uint64_t *w = hmpi_epoch_word(ep, ep->me, e);
+    HMPI_ASSERT_INTERNAL(atomic_load_explicit(w, memory_order_relaxed) <=
+                         hmpi_epoch_state(e, phase));
+    atomic_store_explicit(w, hmpi_epoch_state(e, phase), memory_order_release);
 }
 
 static inline void hmpi_epoch_publish(hmpi_epoch_t *ep, uint64_t e, int phase)
 {
-    /* Only for an epoch this member has begun: a state never runs ahead of its owner. */
-    HMPI_ASSERT_INTERNAL(e >= 1 && e <= ep->epoch);
-    atomic_store_explicit(hmpi_epoch_word(ep, ep->me, e), hmpi_epoch_state(e, phase),
-                          memory_order_release);
+    hmpi_epoch_store(ep, e, phase);
     hmpi_wait_wake_all(); /* members that wait for it may sleep (wait.h) */
 }
 
@@ -135,9 +169,7 @@ static inline void hmpi_epoch_publish(hmpi_epoch_t *ep, uint64_t e, int phase)
 static inline void hmpi_epoch_publish_to(hmpi_epoch_t *ep, uint64_t e, int phase, const int *locals,
                                          int n)
 {
-    HMPI_ASSERT_INTERNAL(e >= 1 && e <= ep->epoch);
-    atomic_store_explicit(hmpi_epoch_word(ep, ep->me, e), hmpi_epoch_state(e, phase),
-                          memory_order_release);
+    hmpi_epoch_store(ep, e, phase);
     hmpi_wait_wake_list(locals, n);
 }
 
@@ -155,8 +187,10 @@ void hmpi_epoch_wait_done(hmpi_epoch_t *ep, uint64_t e, hmpi_wait_family_t f);
  * for epoch e-2 any more. */
 static inline void *hmpi_epoch_claim(hmpi_epoch_t *ep, uint64_t e, hmpi_wait_family_t f)
 {
+    HMPI_ASSERT_INTERNAL(e == ep->epoch); /* a member writes its current epoch's half only */
     if (e >= 2 && ep->seen_done < e - 2)
         hmpi_epoch_wait_done(ep, e - 2, f);
+    HMPI_ASSERT_INTERNAL(hmpi_epoch_is_valid(ep) && (e < 2 || ep->seen_done >= e - 2));
     return hmpi_epoch_half(ep, ep->me, e);
 }
 

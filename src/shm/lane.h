@@ -110,6 +110,65 @@ static inline _Atomic uint32_t *hmpi_lane_state(void *slot, size_t state_off)
     return (_Atomic uint32_t *)(void *)((char *)slot + state_off);
 }
 
+/* ---- validity: the walkers of the assertions (common/assert.h) -----------------------
+ * Pure checks of the invariants above, 1 when they hold, for the asserts of this file
+ * and for tests. Each looks only at what its caller owns, so that none can fire on what
+ * another process did: a cursor, and a slot's seq word, which only the writer stores
+ * after init. A slot's state word is the reader's to write (free) and is never read
+ * here. */
+
+/* The writer's cursor alone (O(1)): k a power of two; at most HMPI_LANE_SKIP claims to
+ * skip, and a skip only while no slot is known free (a look that found none set it,
+ * and nothing moves head or free until the next look); the window [head, free) of slots
+ * known free at most k slots, k - 1 once something is published (a look stops short of
+ * the last slot, and a publish never puts the last slot into it). */
+static inline int hmpi_lane_tx_cursor_is_valid(const hmpi_lane_tx_t *tx, unsigned k)
+{
+    uint32_t known = tx->free - (uint32_t)tx->head;
+    return k && (k & (k - 1)) == 0 && known <= (tx->seq ? k - 1 : k) &&
+           tx->skip <= HMPI_LANE_SKIP && (!tx->skip || !known);
+}
+
+/* The writer's cursor and the seq words of its ring (O(k), the writer's own stores):
+ * the cursor as above; the last slot, slot head - 1, holds the latest message, seq (0
+ * before the first); going back from it, slots head - 2, head - 3, ... head - k hold
+ * strictly smaller numbers (a ring position's messages all come before the next
+ * position's first) until the positions before the cursor's start, which hold 0 from
+ * init. A slot whose seq word is wrong would make the reader miss or repeat messages. */
+static inline int hmpi_lane_tx_is_valid(const hmpi_lane_tx_t *tx, void *ring, unsigned k,
+                                        size_t slot_bytes)
+{
+    if (!hmpi_lane_tx_cursor_is_valid(tx, k))
+        return 0;
+    uint64_t above = 0;
+    for (unsigned i = 0; i < k; i++) {
+        uint64_t n = atomic_load_explicit(
+            hmpi_lane_seq(hmpi_lane_slot(ring, k, slot_bytes, tx->head - 1 - i)),
+            memory_order_relaxed);
+        if (i == 0 ? n != tx->seq : n && n >= above)
+            return 0;
+        above = n;
+    }
+    return 1;
+}
+
+/* The reader's cursor against its writer's, for whoever holds both (the tests, a rank's
+ * lane to itself): a reader's cursor alone has no invariant, any next and seq being a
+ * start. The reader took only what was published (rx seq <= tx seq). With k >= 2, each
+ * message it has yet to take moved the writer's head one position at most, so head -
+ * next <= tx seq - rx seq (with everything taken, the reader's next is the writer's
+ * head); and those messages lie in distinct slots (the writer uses its last slot again
+ * only once given back, which a reader does after taking), so head - next <= k. (With
+ * k = 1 the last slot is the next one too, and the reader's next moves at every take:
+ * positions tell nothing there.) */
+static inline int hmpi_lane_rx_is_valid(const hmpi_lane_rx_t *rx, const hmpi_lane_tx_t *tx,
+                                        unsigned k)
+{
+    uint64_t behind = tx->head - rx->next;
+    return k && (k & (k - 1)) == 0 && rx->seq <= tx->seq &&
+           (k == 1 || (behind <= tx->seq - rx->seq && behind <= k));
+}
+
 /* Every slot free, seq 0, before the ring is shared (the writer's, while alone). */
 static inline void hmpi_lane_init(void *ring, unsigned k, size_t slot_bytes, size_t state_off,
                                   uint32_t free_value)
@@ -160,6 +219,7 @@ static inline void *hmpi_lane_look(hmpi_lane_tx_t *tx, void *ring, unsigned k, s
                                 memory_order_acquire) == free_value)
         n++;
     tx->free = (uint32_t)n;
+    HMPI_ASSERT_INTERNAL(hmpi_lane_tx_cursor_is_valid(tx, k)); /* short of the last slot */
     if (n == h) {
         tx->skip = HMPI_LANE_SKIP;
         return NULL;
@@ -172,7 +232,7 @@ static inline void *hmpi_lane_look(hmpi_lane_tx_t *tx, void *ring, unsigned k, s
 static inline void *hmpi_lane_claim(hmpi_lane_tx_t *tx, void *ring, unsigned k, size_t slot_bytes,
                                     size_t state_off, uint32_t free_value)
 {
-    HMPI_ASSERT_INTERNAL(tx->free - (uint32_t)tx->head <= k);
+    HMPI_ASSERT_INTERNAL(hmpi_lane_tx_cursor_is_valid(tx, k));
     void *s = hmpi_lane_again(tx, ring, k, slot_bytes, state_off, free_value);
     if (s)
         return s;
@@ -194,6 +254,7 @@ static inline void hmpi_lane_publish(hmpi_lane_tx_t *tx, void *ring, unsigned k,
         HMPI_ASSERT_INTERNAL(tx->seq && s == hmpi_lane_slot(ring, k, slot_bytes, tx->head - 1));
     atomic_store_explicit(hmpi_lane_state(s, state_off), busy_value, memory_order_relaxed);
     atomic_store_explicit(hmpi_lane_seq(s), ++tx->seq, memory_order_release);
+    HMPI_ASSERT_EXPENSIVE(hmpi_lane_tx_is_valid(tx, ring, k, slot_bytes));
 }
 
 /* Whether slot s holds the reader's next message, message seq + 1 (acquire): the test
@@ -227,6 +288,9 @@ static inline void *hmpi_lane_peek(const hmpi_lane_rx_t *rx, void *ring, unsigne
 static inline void hmpi_lane_take(hmpi_lane_rx_t *rx, void *ring, unsigned k, size_t slot_bytes,
                                   void *s)
 {
+    /* one of the two slots hmpi_lane_peek looks at */
+    HMPI_ASSERT_INTERNAL(s == hmpi_lane_slot(ring, k, slot_bytes, rx->next) ||
+                         (rx->seq && s == hmpi_lane_last(rx, ring, k, slot_bytes)));
     if (s == hmpi_lane_slot(ring, k, slot_bytes, rx->next))
         rx->next++;
     rx->seq++;

@@ -38,6 +38,7 @@ enum { HMPI_MEET_MAX = HMPI_CACHE_LINE / 8 }; /* members: an entry holds a word 
  * members) hold 8 bytes twice, 16 bytes (3-4) 4 bytes, 8 bytes (5-8) none. */
 static inline void hmpi_meet_init(hmpi_meet_t *m, void *line, int n, int me)
 {
+    HMPI_ASSERT_INTERNAL(line && n >= 2 && n <= HMPI_MEET_MAX && me >= 0 && me < n);
     size_t stride = (HMPI_CACHE_LINE / (size_t)n) & ~(sizeof(uint64_t) - 1);
     *m = (hmpi_meet_t){
         (unsigned char *)line, stride, stride >= 32 ? 8 : stride >= 16 ? 4 : 0, n, me, 0};
@@ -51,7 +52,33 @@ static inline _Atomic uint64_t *hmpi_meet_word(const hmpi_meet_t *m, int i)
 /* Member i's data of meeting l. */
 static inline unsigned char *hmpi_meet_data(const hmpi_meet_t *m, int i, uint64_t l)
 {
+    HMPI_ASSERT_INTERNAL(i >= 0 && i < m->n);
     return m->line + (size_t)i * m->stride + (l & 1) * m->cap;
+}
+
+/* The first half of a meeting: enters meeting l = seq + 1 with `bytes` (at most cap, may
+ * be 0) of data and returns l; hmpi_meet_test tells when everybody is in. A member
+ * enters its next meeting only once this one is complete (the areas' reuse above). */
+static inline uint64_t hmpi_meet_enter(hmpi_meet_t *m, const void *data, size_t bytes)
+{
+    /* more would run into the word, or the next member's entry */
+    HMPI_ASSERT_INTERNAL(bytes <= m->cap);
+    uint64_t l = ++m->seq;
+    if (bytes)
+        memcpy(hmpi_meet_data(m, m->me, l), data, bytes);
+    atomic_store_explicit(hmpi_meet_word(m, m->me), l, memory_order_release);
+    hmpi_wait_wake_all(); /* members that wait for it may sleep (wait.h) */
+    return l;
+}
+
+/* 1 once every member entered meeting l (acquire): its data may be read. Members from
+ * *at on are looked at (a member seen in is not loaded again); *at goes past them. */
+static inline int hmpi_meet_test(const hmpi_meet_t *m, uint64_t l, int *at)
+{
+    for (; *at < m->n; (*at)++)
+        if (*at != m->me && atomic_load_explicit(hmpi_meet_word(m, *at), memory_order_acquire) < l)
+            return 0;
+    return 1;
 }
 
 /* Meets the others with `bytes` (at most cap, may be 0) of data; returns the meeting's
@@ -59,11 +86,7 @@ static inline unsigned char *hmpi_meet_data(const hmpi_meet_t *m, int i, uint64_
 static inline uint64_t hmpi_meet(hmpi_meet_t *m, const void *data, size_t bytes,
                                  hmpi_wait_family_t f)
 {
-    uint64_t l = ++m->seq;
-    if (bytes)
-        memcpy(hmpi_meet_data(m, m->me, l), data, bytes);
-    atomic_store_explicit(hmpi_meet_word(m, m->me), l, memory_order_release);
-    hmpi_wait_wake_all(); /* members that wait for it may sleep (wait.h) */
+    uint64_t l = hmpi_meet_enter(m, data, bytes);
     for (int i = 0; i < m->n; i++) {
         _Atomic uint64_t *w = hmpi_meet_word(m, i);
         if (i != m->me && atomic_load_explicit(w, memory_order_acquire) < l)

@@ -2,6 +2,7 @@
  * line so that the waits' inline code stays small: yielding, parking and naps by the
  * policy; the wakes; the clock of the wait counters. No MPI in here. */
 #include "wait.h"
+#include "../common/assert.h"
 
 #include <time.h>
 
@@ -51,6 +52,8 @@ static unsigned spin_limit_now(void)
 
 void hmpi_wait_attach(hmpi_park_node_t *node, void *base, size_t stride, int nranks, int me)
 {
+    HMPI_ASSERT_INTERNAL(node && base && stride >= sizeof(hmpi_park_slot_t) && me >= 0 &&
+                         me < nranks);
     hmpi_park_setup();
     slot_stride = stride;
     slot_count = nranks;
@@ -65,6 +68,7 @@ void hmpi_wait_wake_slow(int local)
         return;
     hmpi_park_node_t *n = hmpi_wait_node;
     hmpi_park_fence();
+    HMPI_ASSERT_INTERNAL(local < slot_count); /* a local rank, or -1 for all */
     if (local >= 0) {
         if (hmpi_park_is_parked(n, slot(local), local))
             hmpi_park_ring(slot(local));
@@ -94,6 +98,7 @@ void hmpi_wait_wake_list_slow(const int *locals, int n)
 
 void hmpi_backoff_unpark(hmpi_backoff_t *b)
 {
+    HMPI_ASSERT_INTERNAL(b->nap_us && slots); /* parked, which needs the slots */
     hmpi_park_leave(hmpi_wait_node, slot(slot_me), slot_me);
     b->nap_us = 0;
 }

@@ -144,6 +144,9 @@ static void compare_lists(void)
     }
     if (i != model.nunexp || q.unexp_tail != last)
         FAIL("unexpected list has %d, model %d, or a stale tail", i, model.nunexp);
+    /* The walker the engine asserts with agrees with this model's verdict. */
+    if (!hmpi_match_valid(&q))
+        FAIL("hmpi_match_valid rejects lists the model accepts");
 }
 
 /* A message arrives: the oldest matching posted receive takes it, else it waits. */

@@ -12,7 +12,7 @@
  *    point-to-point requests, and polled with MPI_Request_get_status;
  *  - a message on the new communicator sent by a member whose idup completed before
  *    the receiver's did;
- *  - MPI_Comm_idup_with_info where the MPI has it (MPI 4).
+ *  - MPI_Comm_idup_with_info where the MPI has it (MPI 4; Open MPI 5.0, which says 3.1).
  * Every new communicator is then used (allreduce, a ring of messages) and checked. */
 #include "p2p_common.h"
 
@@ -237,7 +237,7 @@ int main(int argc, char **argv)
     overlapped();
     in_arrays();
     early_message();
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
     MPI_Comm wi;
     MPI_Request rq;
     if (rank == 0) { /* posted after a message rank 1 sends after posting its own */

@@ -19,6 +19,9 @@ Scenarios:
   no-region    HMPI_SHM_DIR=/nonexistent-dir: "no shared region", pass-through works
   small-tmpfs  a 1 MiB tmpfs (mounted in a private mount namespace when allowed) and
                HMPI_SHM_MIN_FREE=1T: "bytes free", pass-through works
+  split-dir    every rank in a mount namespace of its own, with a tmpfs of its own at
+               HMPI_SHM_DIR (a container per rank, each with its own /dev/shm): a
+               line saying the ranks do not share it, pass-through works
 The scenarios below run fault_victim (--victim; see its banner for the modes):
   kill-mid     a rank SIGKILLed in the middle of a 256 MiB synergistic transfer, as
                receiver and as sender; the same for a pipelined bounce (a private
@@ -267,6 +270,23 @@ class Driver:
             return
         self.pass_through({"HMPI_SHM_DIR": d}, texts, wrap=wrap, what=" (1 MiB tmpfs)")
         self.expect_empty(d, "1 MiB tmpfs")
+
+    def split_dir(self):
+        a = self.args
+        unshare = shutil.which("unshare")
+        d = self.fresh_dir()
+        # Inside each rank's launch: its own tmpfs over d, seen by no other rank.
+        per_rank = [unshare or "unshare", "--mount", "--propagation", "private", "sh", "-c",
+                    'mount -t tmpfs -o size=1G hmpitest "$0" && exec "$@"', d]
+        if not unshare or subprocess.run(per_rank + ["true"], stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL).returncode != 0:
+            raise Skip("cannot mount a tmpfs in a private mount namespace here")
+        rc, out, _ = self.run([a.mpiexec] + a.launcher_flag + ["-n", str(a.np)] + per_rank +
+                              [a.program, "--expect=off"], {"HMPI_SHM_DIR": d})
+        check(rc == 0, "the pass-through job failed (exit %d)" % rc)
+        check("do not share that directory" in out and "Containers" in out,
+              "no line saying the ranks do not share HMPI_SHM_DIR")
+        check("HMPI off" in out, "the program did not report HMPI off")
 
     # ---- faults: a rank killed or aborting while others wait inside HMPI -------------
     def survivors(self, marker, grace=10):
@@ -533,7 +553,7 @@ def main():
         return probe(pp.parse_args().target)
     ap.add_argument("scenario",
                     choices=["debris", "kill", "bad-knob", "knob-typo", "no-region", "small-tmpfs",
-                             "kill-mid", "kill-wait", "abort-wait", "kill-sleep", "other-user",
+                             "split-dir", "kill-mid", "kill-wait", "abort-wait", "kill-sleep", "other-user",
                              "addr-taken", "rlimit-as", "tmpfs-full", "spin"])
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--program", required=True)

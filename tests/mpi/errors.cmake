@@ -33,7 +33,7 @@ target_include_directories(errors_fatal PRIVATE ${PROJECT_SOURCE_DIR}/include)
 target_link_libraries(errors_fatal PRIVATE hmpi)
 find_program(HMPI_PYTHON3 python3 REQUIRED)
 set(_err_fatal send_rank bcast_root send_type acc_op before_init after_finalize)
-if(HMPI_BELOW_HAS_SESSIONS)
+if(HMPI_MPI4_CALLS)
   list(APPEND _err_fatal session_rank session_group)
   hmpi_mpi_test(errors_sessions SOURCES ${_err_dir}/errors_sessions.c RANKS 2 4 NODE_SIZES 0 2
     ENV ${_err_env} TIMEOUT 60)

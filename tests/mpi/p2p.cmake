@@ -19,11 +19,15 @@
 #   p2p_isendrecv       MPI_Isendrecv(_replace)(_c) against every send and receive form
 #   p2p_status_error    single-completion calls leave a status's MPI_ERROR alone
 #   p2p_get_status      a loop polling MPI_Request_get_status alone ends (progress)
+#   p2p_handles         requests and messages through MPI_Request_c2f/f2c, Message_c2f/f2c
+#   p2p_status_arrays   MPI 4.1's MPI_Request_get_status_any/all/some over mixed arrays
+#   p2p_buffers         MPI 4.1's buffers: a communicator's, a session's, automatic; flushes
 #   p2p_type_free       datatypes freed while operations with them are pending
 #   comm_idup           MPI_Comm_idup is nonblocking: staggered, intercomms, overlapped
 #   p2p_reclaim         send buffers rewritten between sends, or sent again unchanged
-#   p2p_behind_coll     a collective call (first on its comm, constructors, windows) lets
-#                       a receive posted before it match a peer's MPI_Ssend (progress)
+#   p2p_behind_coll     a collective call (first on its comm, constructors, windows,
+#                       neighbourhood collectives, MPI_Win_set_info) lets a receive
+#                       posted before it match a peer's MPI_Ssend (progress)
 set(_p2p_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_p2p_ranks 2 4 8)
 set(_p2p_nodes 0 2)
@@ -68,9 +72,14 @@ p2p_test(p2p_threads        TIMEOUT 90)
 p2p_test(p2p_pipe           TIMEOUT 60  PLAIN)
 p2p_test(p2p_short          TIMEOUT 60  PLAIN)
 p2p_test(p2p_lanes          TIMEOUT 60  PLAIN)
+p2p_test(p2p_handles        TIMEOUT 60  PLAIN)
 # MPI 4's calls (MPI_Isendrecv, sessions): where the MPI below's mpi.h has them.
-if(MPI_C_VERSION_MAJOR GREATER_EQUAL 4)
+if(HMPI_MPI4_CALLS)
   p2p_test(p2p_isendrecv    TIMEOUT 90  PLAIN)
+endif()
+if(HMPI_MPI41_CALLS)
+  p2p_test(p2p_status_arrays TIMEOUT 60 PLAIN)
+  p2p_test(p2p_buffers      TIMEOUT 60  PLAIN)
 endif()
 # New tests of issue 23 (2 and 4 ranks), and each on the MPI below alone, which must
 # agree (the test is the standard's, not HMPI's).

@@ -17,6 +17,17 @@
  *   8 MPI_Win_allocate_shared over the shared communicator of step 5
  *   9 MPI_Win_allocate over MPI_COMM_WORLD
  *  10 MPI_Comm_free of the duplicate, which collectives used (step 3)
+ *  11 MPI_Cart_create of a ring over MPI_COMM_WORLD (periodic above 2 ranks: at 2 both
+ *     neighbours would be the same rank, and MPICH's alltoallw pairs the two messages
+ *     the other way round)
+ *  12 MPI_Neighbor_alltoall, the first collective on that ring
+ *  13 MPI_Neighbor_allgatherv on it
+ *  14 MPI_Neighbor_alltoallw on it
+ *  15 MPI_Win_allocate over MPI_COMM_WORLD
+ *  16 MPI_Win_set_info of that window (collective)
+ *  17 MPI_Win_free of it
+ * (The MPI below carries the neighbourhood collectives and MPI_Win_set_info; HMPI waits
+ * for them moving its engine: passed through, steps 12-14 and 16 hung.)
  * Messages of 64 bytes (odd steps) and 200,000 bytes (even), checked byte for byte,
  * with the status's source, tag and count. Results of the calls are checked too.
  * Argument (optional): the only step with a message; the others only make what later
@@ -27,9 +38,41 @@
 #define BIG 200000
 
 static int rank, nranks;
-static MPI_Comm dup_c = MPI_COMM_NULL, split_c = MPI_COMM_NULL, shared_c = MPI_COMM_NULL;
-static MPI_Win win = MPI_WIN_NULL;
+static MPI_Comm dup_c = MPI_COMM_NULL, split_c = MPI_COMM_NULL, shared_c = MPI_COMM_NULL,
+                ring_c = MPI_COMM_NULL;
+static MPI_Win win = MPI_WIN_NULL, win2 = MPI_WIN_NULL;
 static char winbuf[64];
+
+/* A neighbourhood collective on the ring: each rank sends rank * 10 + k to its k-th
+ * neighbour (left, right) and checks what its neighbours sent (nothing from
+ * MPI_PROC_NULL, at the ends of a ring that is not periodic). */
+static void neighbors(int step)
+{
+    int left = -1, right = -1;
+    P2P_OK(MPI_Cart_shift(ring_c, 0, 1, &left, &right));
+    int out[2] = {rank * 10, rank * 10 + 1}, in[2] = {-1, -1};
+    /* From the left neighbour, what it sent right (its [1]); from the right, its [0]. */
+    int want[2] = {left * 10 + 1, right * 10};
+    if (step == 12) {
+        P2P_OK(MPI_Neighbor_alltoall(out, 1, MPI_INT, in, 1, MPI_INT, ring_c));
+    } else if (step == 13) {
+        int counts[2] = {1, 1}, displs[2] = {0, 1};
+        P2P_OK(MPI_Neighbor_allgatherv(&out[0], 1, MPI_INT, in, counts, displs, MPI_INT, ring_c));
+        want[0] = left * 10, want[1] = right * 10;
+    } else {
+        int counts[2] = {1, 1};
+        MPI_Aint displs[2] = {0, sizeof(int)};
+        MPI_Datatype types[2] = {MPI_INT, MPI_INT};
+        P2P_OK(
+            MPI_Neighbor_alltoallw(out, counts, displs, types, in, counts, displs, types, ring_c));
+    }
+    if (left == MPI_PROC_NULL)
+        want[0] = -1;
+    if (right == MPI_PROC_NULL)
+        want[1] = -1;
+    CHECK(in[0] == want[0] && in[1] == want[1], "step %d: got %d %d from %d %d, expected %d %d",
+          step, in[0], in[1], left, right, want[0], want[1]);
+}
 
 static void call(int step)
 {
@@ -91,6 +134,29 @@ static void call(int step)
         P2P_OK(MPI_Comm_free(&dup_c));
         CHECK(dup_c == MPI_COMM_NULL, "MPI_Comm_free left the handle");
         break;
+    case 11: {
+        int dims[1] = {nranks}, periods[1] = {nranks > 2};
+        P2P_OK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring_c));
+        CHECK(ring_c != MPI_COMM_NULL, "MPI_Cart_create: MPI_COMM_NULL");
+        break;
+    }
+    case 12:
+    case 13:
+    case 14: neighbors(step); break;
+    case 15: {
+        char *base = NULL;
+        P2P_OK(MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win2));
+        break;
+    }
+    case 16: {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "no_locks", "false");
+        P2P_OK(MPI_Win_set_info(win2, info));
+        MPI_Info_free(&info);
+        break;
+    }
+    case 17: P2P_OK(MPI_Win_free(&win2)); break;
     }
 }
 
@@ -125,7 +191,7 @@ int main(int argc, char **argv)
     CHECK(nranks % 2 == 0, "needs an even number of ranks");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int only = argc > 1 ? atoi(argv[1]) : 0;
-    for (int step = 1; step <= 10; step++) {
+    for (int step = 1; step <= 17; step++) {
         if (only && step != only)
             call(step);
         else
@@ -133,6 +199,7 @@ int main(int argc, char **argv)
     }
     MPI_Comm_free(&split_c);
     MPI_Comm_free(&shared_c);
+    MPI_Comm_free(&ring_c);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         printf("p2p_behind_coll: OK\n");

@@ -237,9 +237,11 @@ static void truncation(void)
     MPI_Comm_free(&c);
 }
 
-/* The _c forms, with counts that fit an int (the large case is p2p_large's). */
+/* The _c forms, with counts that fit an int (the large case is p2p_large's), where the
+ * MPI below has them (MPI 4: MPICH 4; Open MPI 5.0 has MPI_Isendrecv but no _c calls). */
 static void large_count(void)
 {
+#if MPI_VERSION >= 4
     int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
     double s[3] = {rank, rank + .5, -rank}, r[3] = {0};
     MPI_Request q;
@@ -250,6 +252,7 @@ static void large_count(void)
     MPI_Isendrecv_replace_c(s, 3, MPI_DOUBLE, next, 71, prev, 71, MPI_COMM_WORLD, &q);
     MPI_Wait(&q, MPI_STATUS_IGNORE);
     CHECK(s[0] == prev && s[2] == -prev, "Isendrecv_replace_c: %g %g", s[0], s[2]);
+#endif
 }
 
 int main(int argc, char **argv)

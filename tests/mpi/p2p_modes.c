@@ -202,6 +202,21 @@ static void buffered(void)
     free(m);
     free(r);
 
+    /* detach waits for no receiver: every rank detaches and enters a barrier before it
+     * receives (the message left the buffer as the send copied it; a detach that waited
+     * for the receive hung here) */
+    P2P_OK(MPI_Buffer_attach(buf, size));
+    m = filled(5000, 43, 2);
+    P2P_OK(MPI_Bsend(m, 5000, MPI_BYTE, dst, 43, comm));
+    P2P_OK(MPI_Buffer_detach(&got, &gsize));
+    memset(buf, 0xAB, (size_t)size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    r = malloc(5000);
+    P2P_OK(MPI_Recv(r, 5000, MPI_BYTE, src, 43, comm, MPI_STATUS_IGNORE));
+    P2P_CHECK_DATA(r, 5000, p2p_key(src, 43, 2, SEED), "Bsend, detach, barrier, from %d", src);
+    free(m);
+    free(r);
+
     /* a buffer too small, and no buffer at all: MPI_ERR_BUFFER. On a communicator of
      * their own: after a failed Bsend, Open MPI 4.1.4 never delivers another message
      * from that sender to that receiver on that communicator (the failed send keeps

@@ -8,10 +8,10 @@
  *     operations, flushes and fence through on an MPI_Win_allocate window (the standard
  *     calls them erroneous, not detected): there, without HMPI, either answer passes;
  *   under HMPI (stricter than the MPIs below, as the standard reads): complete without
- *     start, lock twice, start twice, post twice, request-based operations outside a
- *     passive epoch, a target range outside the window (MPI_ERR_RMA_RANGE), a bad lock
- *     type (MPI_ERR_LOCKTYPE), a user-defined op (MPI_ERR_OP), MPI_Win_free inside an
- *     epoch. */
+ *     start, lock twice, start twice or inside a lock epoch, post twice, request-based
+ *     operations outside a passive epoch, a target range outside the window
+ *     (MPI_ERR_RMA_RANGE), a bad lock type (MPI_ERR_LOCKTYPE), a user-defined op
+ *     (MPI_ERR_OP), MPI_Win_free inside an epoch. */
 #include "rma_common.h"
 
 #include <hmpi.h>
@@ -99,6 +99,7 @@ static void run(wkind_t kind)
     if (strict) {
         EXPECT(MPI_ERR_RMA_SYNC, MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
         EXPECT(MPI_ERR_RMA_SYNC, MPI_Win_lock_all(0, win));
+        EXPECT(MPI_ERR_RMA_SYNC, MPI_Win_start(one, 0, win)); /* one access epoch at a time */
         EXPECT(MPI_ERR_RMA_RANGE, MPI_Put(&v, 1, MPI_INT, t, tw_disp(&tw, t, 64), 1, MPI_INT, win));
         EXPECT(MPI_ERR_RMA_RANGE, MPI_Get(&res, 2, MPI_INT, t, tw_disp(&tw, t, 63), 2, MPI_INT, win));
         OK(MPI_Get(two, 2, MPI_INT, t, tw_disp(&tw, t, 62), 2, MPI_INT, win)); /* the end: in */

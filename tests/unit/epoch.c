@@ -1,7 +1,8 @@
 /* epoch.c: the epoch halves (src/shm/epoch.h) without MPI. First a table of edge cases on
  * one thread's view of hand-set state words (the state order, which half an epoch uses,
  * "finished" by DONE or by the next epoch's state, claims that need no load and claims
- * that find everybody done). Then a stress run among n threads (n = 1..8) and among
+ * that find everybody done); the walker (hmpi_epoch_is_valid) on a consistent view and
+ * on each corruption of what it checks, and the assertions that call it. Then a stress run among n threads (n = 1..8) and among
  * forked processes over an anonymous shared mapping: each epoch every member claims its
  * half, writes (epoch, member) into it with plain stores and publishes; readers check
  * the words they read after their waits. Three patterns rotate, as the collectives use
@@ -105,6 +106,71 @@ static void edge_cases(void)
     CHECK(atomic_load(hmpi_epoch_word(&ep, 0, 6)) == hmpi_epoch_state(6, HMPI_EPOCH_MID) &&
               atomic_load(hmpi_epoch_word(&ep, 0, 5)) == 0,
           "publish writes one word");
+}
+
+/* A publish that lowers this member's state (the child's): DONE(2), then ARRIVED(2). */
+static void publish_lower(void *arg)
+{
+    hmpi_epoch_t *ep = arg;
+    hmpi_epoch_publish(ep, 2, HMPI_EPOCH_DONE);
+    hmpi_epoch_publish(ep, 2, HMPI_EPOCH_ARRIVED);
+}
+
+/* hmpi_epoch_is_valid: member 1 of 3 two epochs in passes; each corruption of its
+ * counters or of its own state words fails it; a peer's word, whatever it holds, is
+ * never read (untrusted input). Then the assertions: a publish lowering a state aborts
+ * from level 1 on. */
+static void walker(void)
+{
+    static _Alignas(64) unsigned char mem[3][2 * HALF];
+    unsigned char *slot[3] = {mem[0], mem[1], mem[2]};
+    memset(mem, 0, sizeof mem);
+    hmpi_epoch_t ep = {3, 1, HALF, slot, 0, 0};
+    CHECK(hmpi_epoch_is_valid(&ep), "a fresh view failed");
+    hmpi_epoch_publish(&ep, hmpi_epoch_begin(&ep), HMPI_EPOCH_DONE);
+    hmpi_epoch_publish(&ep, hmpi_epoch_begin(&ep), HMPI_EPOCH_ARRIVED);
+    ep.seen_done = 1;
+    CHECK(hmpi_epoch_is_valid(&ep), "two epochs in: failed");
+
+    hmpi_epoch_t bad = ep;
+    bad.n = 0;
+    CHECK(!hmpi_epoch_is_valid(&bad), "no members passed");
+    bad = ep;
+    bad.me = 3;
+    CHECK(!hmpi_epoch_is_valid(&bad), "a member index past n passed");
+    bad.me = -1;
+    CHECK(!hmpi_epoch_is_valid(&bad), "a negative member index passed");
+    bad = ep;
+    bad.stride = 4;
+    CHECK(!hmpi_epoch_is_valid(&bad), "halves closer than a word passed");
+    bad.stride = HALF + 4;
+    CHECK(!hmpi_epoch_is_valid(&bad), "a half not 8-aligned passed");
+    bad = ep;
+    bad.slot = NULL;
+    CHECK(!hmpi_epoch_is_valid(&bad), "no slots passed");
+    bad = ep;
+    bad.seen_done = 3;
+    CHECK(!hmpi_epoch_is_valid(&bad), "everybody done with an epoch not begun passed");
+
+    /* Its own words: ARRIVED(2) in half 0, DONE(1) in half 1. */
+    set_word(&ep, 1, 2, hmpi_epoch_state(2, 0));
+    CHECK(!hmpi_epoch_is_valid(&ep), "a state without a phase passed");
+    set_word(&ep, 1, 2, hmpi_epoch_state(1, HMPI_EPOCH_DONE));
+    CHECK(!hmpi_epoch_is_valid(&ep), "an odd epoch's state in the even half passed");
+    set_word(&ep, 1, 2, hmpi_epoch_state(4, HMPI_EPOCH_ARRIVED));
+    CHECK(!hmpi_epoch_is_valid(&ep), "a state of an epoch not begun passed");
+    set_word(&ep, 1, 3, hmpi_epoch_state(3, HMPI_EPOCH_MID));
+    set_word(&ep, 1, 2, hmpi_epoch_state(2, HMPI_EPOCH_ARRIVED));
+    CHECK(!hmpi_epoch_is_valid(&ep), "a state of an epoch not begun (odd half) passed");
+    set_word(&ep, 1, 3, hmpi_epoch_state(1, HMPI_EPOCH_DONE));
+    CHECK(hmpi_epoch_is_valid(&ep), "the words put back: failed");
+    set_word(&ep, 0, 2, 0xBAD);
+    set_word(&ep, 2, 3, hmpi_epoch_state(9, 0));
+    CHECK(hmpi_epoch_is_valid(&ep), "a peer's word was read");
+
+    int level = HMPI_ASSERT_LEVEL;
+    CHECK(proc_aborts(publish_lower, &ep) == (level >= 1),
+          "a publish lowering a state: aborted %d at level %d", !(level >= 1), level);
 }
 
 typedef struct {
@@ -218,12 +284,13 @@ static void with_processes(int n)
 int main(void)
 {
     edge_cases();
+    walker();
     static const int ns[] = {1, 2, 3, 4, 5, 8};
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
         with_threads(ns[k]);
     with_processes(PROC_N);
     with_processes(2);
-    printf("epoch: edge cases; threads n=1..8 and %d processes, %d epochs each: ok\n", PROC_N,
-           ITERS);
+    printf("epoch: edge cases; walker; threads n=1..8 and %d processes, %d epochs each: ok\n",
+           PROC_N, ITERS);
     return 0;
 }

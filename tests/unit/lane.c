@@ -4,7 +4,9 @@
  * back holds the ring's way however many others are free, the writer's last slot is
  * used again as soon as it is given back), one look serving many claims, a ping-pong
  * that keeps to one slot, peeks of unpublished and last-lap slots, counts started just
- * below 2^32 and the ring wrapped many times. Then a writer and a reader as threads and as forked
+ * below 2^32 and the ring wrapped many times; the walkers pass after every publish and
+ * take of the table, fail on each corruption of what they check, and their assertions
+ * abort at their levels. Then a writer and a reader as threads and as forked
  * processes over a MAP_SHARED mapping: numbered payloads of every length, each byte
  * checked when taken and again when given back (the reader keeps up to `hold` slots
  * and gives them back in a shuffled order), so a slot the writer reuses too early, a
@@ -99,6 +101,8 @@ static void send_to(lane_t *l, uint64_t n, int again)
     fill(s, n);
     uint64_t seq = l->tx.seq;
     publish(l, s);
+    CHECK(hmpi_lane_tx_is_valid(&l->tx, l->ring, l->k, SLOT_BYTES),
+          "k=%u: message %llu: the writer's walker failed", l->k, (unsigned long long)n);
     CHECK(l->tx.head == (again ? h : h + 1) && l->tx.seq == seq + 1 &&
               atomic_load(&s->seq) == seq + 1 && atomic_load(&s->state) == BUSY,
           "k=%u: published slot %llu has seq %llu, state %u, head %llu", l->k,
@@ -128,6 +132,8 @@ static slot_t *take_from(lane_t *l, uint64_t n, int again)
     CHECK(wrong(s, n) == 0, "k=%u: message %llu read wrong", l->k, (unsigned long long)n);
     hmpi_lane_take(&l->rx, l->ring, l->k, SLOT_BYTES, s);
     CHECK(l->rx.next == (again && l->k > 1 ? next : next + 1), "k=%u: reader's next after %llu",
+          l->k, (unsigned long long)n);
+    CHECK(hmpi_lane_rx_is_valid(&l->rx, &l->tx, l->k), "k=%u: message %llu: the reader's walker",
           l->k, (unsigned long long)n);
     return s;
 }
@@ -343,6 +349,131 @@ static void laps(unsigned k, uint64_t start, uint64_t count)
           (unsigned long long)looks, (unsigned long long)count);
 }
 
+/* ---- the walkers ------------------------------------------------------------------------- */
+
+static int tx_ok(const lane_t *l, const hmpi_lane_tx_t *tx)
+{
+    return hmpi_lane_tx_is_valid(tx, l->ring, l->k, SLOT_BYTES);
+}
+
+/* A claim on a cursor that skips more than HMPI_LANE_SKIP claims (the child's). */
+static void claim_past_skip(void *arg)
+{
+    lane_t *l = arg;
+    l->tx.skip = HMPI_LANE_SKIP + 1;
+    claim(l);
+}
+
+/* A publish after the seq word of an older slot was overwritten with a later number. */
+static void publish_over_bad_seq(void *arg)
+{
+    (void)arg;
+    static _Alignas(64) unsigned char ring[4 * SLOT_BYTES];
+    lane_t l;
+    lane_open(&l, ring, 4, 0);
+    send_one(&l, 0);
+    atomic_store(&slot(&l, 0)->seq, 9);
+    slot_t *s = claim(&l);
+    fill(s, 1);
+    publish(&l, s);
+}
+
+/* hmpi_lane_tx_is_valid and hmpi_lane_rx_is_valid on a ring of 4 wrapped by 6 messages
+ * (the reader holding one slot, so each took the ring's next): it passes; each
+ * corruption of what they check fails it (a copy of a cursor, or a seq word put back
+ * after); a state word, the reader's to write, is never read. Then the assertions that
+ * call them: a claim on a cursor past its skip aborts from level 1 on, a publish over an
+ * older slot's wrong number at level 2. */
+static void walkers(void)
+{
+    static _Alignas(64) unsigned char ring[4 * SLOT_BYTES];
+    lane_t l;
+    lane_open(&l, ring, 4, 0);
+    slot_t *held = NULL;
+    for (uint64_t n = 0; n < 6; n++) {
+        send_one(&l, n);
+        slot_t *s = take_one(&l, n);
+        if (held)
+            give(held);
+        held = s;
+    }
+    CHECK(l.tx.head == 6 && l.tx.seq == 6 && tx_ok(&l, &l.tx) &&
+              hmpi_lane_rx_is_valid(&l.rx, &l.tx, 4),
+          "six messages through a ring of 4: walkers failed");
+
+    /* The writer's cursor. */
+    hmpi_lane_tx_t tx = l.tx;
+    CHECK(!hmpi_lane_tx_cursor_is_valid(&tx, 3) && !hmpi_lane_tx_cursor_is_valid(&tx, 0) &&
+              !hmpi_lane_rx_is_valid(&l.rx, &l.tx, 6),
+          "a ring of k slots, k no power of two, passed");
+    tx.free = (uint32_t)tx.head + 3;
+    CHECK(tx_ok(&l, &tx), "k - 1 slots known free failed");
+    tx.free = (uint32_t)tx.head + 4;
+    CHECK(!tx_ok(&l, &tx), "the last slot known free (k of them) once published passed");
+    tx.free = (uint32_t)tx.head - 1;
+    CHECK(!tx_ok(&l, &tx), "free behind head passed");
+    tx.free = (uint32_t)tx.head;
+    tx.skip = HMPI_LANE_SKIP;
+    CHECK(tx_ok(&l, &tx), "a full skip with no slot known free failed");
+    tx.skip = HMPI_LANE_SKIP + 1;
+    CHECK(!tx_ok(&l, &tx), "a skip past HMPI_LANE_SKIP passed");
+    tx.skip = 1;
+    tx.free = (uint32_t)tx.head + 1;
+    CHECK(!tx_ok(&l, &tx), "a skip with a slot known free passed");
+    hmpi_lane_tx_t fresh = {8, 8 + 4, 0, 0};
+    CHECK(hmpi_lane_tx_cursor_is_valid(&fresh, 4), "k slots known free before a message failed");
+    fresh.free++;
+    CHECK(!hmpi_lane_tx_cursor_is_valid(&fresh, 4), "k + 1 slots known free passed");
+    tx = l.tx;
+    tx.seq++;
+    CHECK(!tx_ok(&l, &tx), "a cursor numbered past its last slot's message passed");
+    tx.seq -= 2;
+    CHECK(!tx_ok(&l, &tx), "a cursor numbered behind its last slot's message passed");
+
+    /* The seq words, newest first: slots 1, 0, 3, 2 hold 6, 5, 4, 3. */
+    _Atomic uint64_t *before = &slot(&l, 4)->seq, *oldest = &slot(&l, 2)->seq;
+    uint64_t keep = atomic_load(before);
+    atomic_store(before, 6);
+    CHECK(!tx_ok(&l, &l.tx), "two slots with one number passed");
+    atomic_store(before, 7);
+    CHECK(!tx_ok(&l, &l.tx), "an older slot with a larger number passed");
+    atomic_store(before, 0);
+    CHECK(!tx_ok(&l, &l.tx), "a slot never used before used ones passed");
+    atomic_store(before, keep);
+    keep = atomic_load(oldest);
+    atomic_store(oldest, 0);
+    CHECK(tx_ok(&l, &l.tx), "a cursor started at position 3 (slot 2 never used) failed");
+    atomic_store(oldest, 9);
+    CHECK(!tx_ok(&l, &l.tx), "a slot numbered past the cursor passed");
+    atomic_store(oldest, keep);
+    atomic_store(&slot(&l, 3)->state, 0xBAD);
+    CHECK(tx_ok(&l, &l.tx), "a state word (the reader's) was read");
+    atomic_store(&slot(&l, 3)->state, FREE);
+
+    /* The reader's cursor against the writer's. */
+    hmpi_lane_rx_t rx = l.rx;
+    rx.seq++;
+    CHECK(!hmpi_lane_rx_is_valid(&rx, &l.tx, 4), "a reader past the last message passed");
+    rx = (hmpi_lane_rx_t){l.tx.head + 1, l.tx.seq};
+    CHECK(!hmpi_lane_rx_is_valid(&rx, &l.tx, 4), "a reader past the writer's head passed");
+    rx = (hmpi_lane_rx_t){l.tx.head - 1, l.tx.seq};
+    CHECK(!hmpi_lane_rx_is_valid(&rx, &l.tx, 4), "all taken, next short of head, passed");
+    rx = (hmpi_lane_rx_t){l.tx.head - 2, l.tx.seq - 2};
+    CHECK(hmpi_lane_rx_is_valid(&rx, &l.tx, 4), "two messages not taken failed");
+    rx = (hmpi_lane_rx_t){l.tx.head - 2, l.tx.seq - 1};
+    CHECK(!hmpi_lane_rx_is_valid(&rx, &l.tx, 4), "two positions behind for one message passed");
+    rx = (hmpi_lane_rx_t){l.tx.head - 5, l.tx.seq - 5};
+    CHECK(!hmpi_lane_rx_is_valid(&rx, &l.tx, 4), "five slots not taken in a ring of 4 passed");
+
+    /* The assertions calling them. */
+    int level = HMPI_ASSERT_LEVEL;
+    CHECK(proc_aborts(claim_past_skip, &l) == (level >= 1),
+          "a claim past the skip: aborted %d at level %d", !(level >= 1), level);
+    CHECK(proc_aborts(publish_over_bad_seq, NULL) == (level >= 2),
+          "a publish over a wrong number: aborted %d at level %d", !(level >= 2), level);
+    give(held);
+}
+
 /* ---- a writer and a reader at once -------------------------------------------------- */
 
 typedef struct {
@@ -462,6 +593,7 @@ int main(void)
         ping_pong(k);
     for (unsigned k = 2; k <= MAX_K; k *= 2)
         look_spares_last(k);
+    walkers();
     for (unsigned k = 1; k <= 4; k *= 2) {
         laps(k, 0, 1000 * k + 3);                     /* the ring wrapped many times */
         laps(k, (1ULL << 32) - 2 * k - 1, 4 * k + 5); /* the low 32 bits of head wrap */
@@ -477,7 +609,7 @@ int main(void)
         with_threads(runs[i].k, runs[i].hold, runs[i].count);
         with_processes(runs[i].k, runs[i].hold, runs[i].count);
     }
-    printf("lane: table k=1,2,4,64; a writer and a reader as threads and processes, k=1,2,4,64: "
-           "ok\n");
+    printf("lane: table k=1,2,4,64; walkers; a writer and a reader as threads and processes, "
+           "k=1,2,4,64: ok\n");
     return 0;
 }

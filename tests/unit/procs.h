@@ -1,11 +1,14 @@
 /* procs.h: the stress runs of the shm primitives' unit tests (barrier.c, epoch.c,
  * meet.c) as forked processes: n members over shared memory the caller mapped, each
- * member's `run` returning how many wrong values it read (0: right). */
+ * member's `run` returning how many wrong values it read (0: right); and a call run in a
+ * child that must die of a failed assertion (src/common/assert.h). */
 #ifndef HMPI_TEST_PROCS_H
 #define HMPI_TEST_PROCS_H
 
 #include "../check.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,5 +32,25 @@
                   (what));                                                                 \
         }                                                                                  \
     } while (0)
+
+/* 1 when body(arg), run in a forked child with its stderr on /dev/null, dies of SIGABRT
+ * (an assertion that failed); 0 when it returns. */
+static inline int proc_aborts(void (*body)(void *), void *arg)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork");
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0)
+            dup2(fd, STDERR_FILENO);
+        body(arg);
+        _exit(0);
+    }
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+    CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0) || (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT),
+          "the child neither returned nor aborted (status %#x)", st);
+    return WIFSIGNALED(st);
+}
 
 #endif
