@@ -319,6 +319,16 @@ static void setup_wait(hmpi_comm_t *c, hmpi_coll_comm_t *s)
         hmpi_log_error("collectives: the setup's allgather failed");
         PMPI_Abort(hmpi_node.world, 1);
     }
+    if (c->has_remote) {
+        /* No nonblocking collective sets up a communicator that spans nodes
+         * (hmpi_coll_get_nb), so none ends this setup meanwhile; and its leaders' split
+         * blocks in the MPI below, which must not happen under the engine lock: another
+         * thread's collective on another communicator would wait for the lock while its
+         * peers wait for it in their own split (sessions_mixed_threads hung so at 4 ranks
+         * on two nodes). */
+        hmpi_coll_setup_test(c, s);
+        return;
+    }
     hmpi_p2p_lock(); /* (a nonblocking collective's progress may end it meanwhile) */
     hmpi_coll_setup_test(c, s);
     hmpi_p2p_unlock();
