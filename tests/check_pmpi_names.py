@@ -23,10 +23,14 @@ def main():
     text = open(below_h).read()
     block = re.search(r"#define HMPI_BELOW_CALLS\(X\)(.*?)\n\n", text, re.S).group(1)
     listed = set(re.findall(r"X\((\w+)\)", block))
-    # MPI 4's large-count calls: all of them where the MPI below has them, else none.
-    block4 = re.search(r"#if MPI_VERSION >= 4\n#define HMPI_BELOW_CALLS_4\(X\)(.*?)\n#else",
-                       text, re.S).group(1)
-    listed4 = set(re.findall(r"X\((\w+)\)", block4))
+    # The lists of MPI 4's calls (HMPI_BELOW_CALLS_4, HMPI_BELOW_CALLS_PART): each all of
+    # its calls where the MPI below has them, else none.
+    optional = [set(re.findall(r"X\((\w+)\)", b)) for b in
+                re.findall(r"\n#if [^\n]*\n(?:#define HMPI_HAVE_\w+ 1\n)?"
+                           r"#define HMPI_BELOW_CALLS_\w+\(X\)(.*?)\n#else", text, re.S)]
+    if len(optional) < 2:
+        print("check_pmpi_names: below.h's optional lists not found")
+        return 1
     errors = []
 
     defined = {}  # symbol -> (type, address)
@@ -36,8 +40,9 @@ def main():
     # C names (MPI_Send); MPI_SEND and the like are Fortran entry points (fortran.c).
     mpi = {s[4:] for s, (t, _) in defined.items()
            if re.fullmatch(r"MPI_[A-Z][a-z0-9_]*", s) and t in "TW"}
-    if mpi & listed4:
-        listed |= listed4
+    for block in optional:
+        if mpi & block:
+            listed |= block
     for name in sorted(mpi - listed):
         errors.append(f"MPI_{name} is defined but not in HMPI_BELOW_CALLS (no PMPI_{name})")
     for name in sorted(listed - mpi):

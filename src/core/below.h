@@ -49,7 +49,7 @@
     X(T_pvar_stop) X(T_pvar_read) X(T_pvar_write) X(T_pvar_reset) X(T_pvar_readreset)       \
     X(T_category_get_num) X(T_category_get_info) X(T_category_get_index)                    \
     X(T_category_get_cvars) X(T_category_get_pvars) X(T_category_get_categories)            \
-    X(T_category_changed) HMPI_BELOW_CALLS_4(X)
+    X(T_category_changed) HMPI_BELOW_CALLS_4(X) HMPI_BELOW_CALLS_PART(X)
 
 /* MPI 4's large-count calls HMPI defines (mpi/large.c, mpi/bsend.c), and MPI_Comm_idup_with_info
  * (mpi/comm.c), where the MPI below has them (MPICH 4; not Open MPI 4.1). */
@@ -69,6 +69,17 @@
     X(Session_init) X(Session_finalize)
 #else
 #define HMPI_BELOW_CALLS_4(X)
+#endif
+
+/* MPI 4's partitioned calls (mpi/part.c, p2p/part.c) where the MPI below has them: MPICH
+ * 4, and Open MPI 5, whose mpi.h still says MPI_VERSION 3; not Open MPI 4.1. */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#define HMPI_HAVE_PART 1
+#define HMPI_BELOW_CALLS_PART(X)                                                           \
+    X(Psend_init) X(Precv_init) X(Pready) X(Pready_range) X(Pready_list) X(Parrived)
+#else
+#define HMPI_HAVE_PART 0
+#define HMPI_BELOW_CALLS_PART(X)
 #endif
 // clang-format on
 
@@ -295,6 +306,14 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Isendrecv_replace_c hmpi_below.Isendrecv_replace_c
 #define PMPI_Session_init hmpi_below.Session_init
 #define PMPI_Session_finalize hmpi_below.Session_finalize
+#endif
+#if HMPI_HAVE_PART
+#define PMPI_Psend_init hmpi_below.Psend_init
+#define PMPI_Precv_init hmpi_below.Precv_init
+#define PMPI_Pready hmpi_below.Pready
+#define PMPI_Pready_range hmpi_below.Pready_range
+#define PMPI_Pready_list hmpi_below.Pready_list
+#define PMPI_Parrived hmpi_below.Parrived
 #endif
 
 #endif
