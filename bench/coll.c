@@ -1,5 +1,10 @@
 /* coll.c: latency of collectives in plain MPI: barrier, bcast, allreduce, reduce,
- * alltoall, allgather, from 8 B to 4 MiB. Built against the MPI below only; bench/run
+ * alltoall, allgather, from 8 B to 4 MiB; the nonblocking ibarrier, ibcast and
+ * iallreduce (started, then waited for at once) and MPI 4's persistent allreduce_init
+ * (MPI_Start, then the wait; the request made once per size); and iallreduce_overlap,
+ * the overlap of an MPI_Iallreduce with compute, OSU-style: value = 100 * (1 - (overall
+ * - compute) / pure) in percent, with pure the start-then-wait time, compute a busy loop
+ * as long as pure, overall start + compute + wait, each the mean over the ranks. Built against the MPI below only; bench/run
  * starts it under hmpirun, with and without HMPI_DISABLE=1. Rank 0 prints CSV
  * "test,size,value,unit": value = the median over repetitions of the slowest rank's
  * mean time per call, in microseconds. Every size is run once and checked first: a
@@ -13,10 +18,26 @@
 #define _GNU_SOURCE
 #include "bench_util.h"
 
-enum { T_BARRIER, T_BCAST, T_ALLREDUCE, T_REDUCE, T_ALLTOALL, T_ALLGATHER, T_ALLTOALL_COPY,
-       NTESTS };
-static const char *const test_name[NTESTS] = {"barrier", "bcast",     "allreduce",    "reduce",
-                                              "alltoall", "allgather", "alltoall_copy"};
+enum {
+    T_BARRIER,
+    T_BCAST,
+    T_ALLREDUCE,
+    T_REDUCE,
+    T_ALLTOALL,
+    T_ALLGATHER,
+    T_ALLTOALL_COPY,
+    T_IBARRIER,
+    T_IBCAST,
+    T_IALLREDUCE,
+    T_ALLREDUCE_INIT,
+    T_IALLREDUCE_OVERLAP,
+    NTESTS
+};
+static const char *const test_name[NTESTS] = {
+    "barrier",       "bcast",    "allreduce", "reduce",     "alltoall",       "allgather",
+    "alltoall_copy", "ibarrier", "ibcast",    "iallreduce", "allreduce_init", "iallreduce_overlap"};
+/* The tests run when none is named: the blocking ones HMPI has always been judged by. */
+#define DEFAULT_TESTS ((1u << T_ALLTOALL_COPY) - 1)
 enum { MAX_SIZES = 64, MAX_REPS = 101 };
 
 typedef struct {
@@ -27,8 +48,9 @@ typedef struct {
 
 static const char usage[] =
     "usage: coll [options]\n"
-    "  -t, --tests LIST   barrier,bcast,allreduce,reduce,alltoall,allgather,alltoall_copy\n"
-    "                     (default: all but alltoall_copy)\n"
+    "  -t, --tests LIST   barrier,bcast,allreduce,reduce,alltoall,allgather,alltoall_copy,\n"
+    "                     ibarrier,ibcast,iallreduce,allreduce_init,iallreduce_overlap\n"
+    "                     (default: barrier to allgather)\n"
     "  -m, --min BYTES    smallest size (default 8)\n"
     "  -M, --max BYTES    largest size (default 4M; K and M suffixes)\n"
     "  -f, --factor N     size step (default 2)\n"
@@ -50,7 +72,7 @@ static size_t parse_size(const char *s)
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){(1u << NTESTS) - 1 - (1u << T_ALLTOALL_COPY), 8, 4 << 20, 2, 11, 200, 0, 0, 0};
+    *o = (opts_t){DEFAULT_TESTS, 8, 4 << 20, 2, 11, 200, 0, 0, 0};
     static const struct option longopts[] = {
         {"tests", 1, 0, 't'}, {"min", 1, 0, 'm'},   {"max", 1, 0, 'M'},   {"factor", 1, 0, 'f'},
         {"reps", 1, 0, 'r'},  {"iters", 1, 0, 'i'}, {"buffer", 1, 0, 'b'}, {"quick", 0, 0, 'q'},
@@ -100,7 +122,14 @@ typedef struct {
     unsigned char *a, *b; /* send and receive: max * n bytes each */
     unsigned char *w;     /* alltoall_copy: the send buffer, in a shared-memory window */
     unsigned char **peer; /* [rank]: its w, as this rank sees it */
+    MPI_Request pers;     /* allreduce_init: the persistent request of the size measured */
 } ctx_t;
+
+static int reduces(int t)
+{
+    return t == T_ALLREDUCE || t == T_REDUCE || t == T_IALLREDUCE || t == T_ALLREDUCE_INIT ||
+           t == T_IALLREDUCE_OVERLAP;
+}
 
 /* The send buffer of test t. */
 static unsigned char *send_of(const ctx_t *c, int t) { return t == T_ALLTOALL_COPY ? c->w : c->a; }
@@ -133,7 +162,51 @@ static void call(const ctx_t *c, int t, size_t size)
             memcpy(c->b + (size_t)j * size, c->peer[j] + (size_t)c->rank * size, size);
         }
         break;
+    case T_IBARRIER: {
+        MPI_Request q;
+        MPI_Ibarrier(MPI_COMM_WORLD, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        break;
     }
+    case T_IBCAST: {
+        MPI_Request q;
+        MPI_Ibcast(c->a, count, MPI_BYTE, 0, MPI_COMM_WORLD, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        break;
+    }
+    case T_IALLREDUCE:
+    case T_IALLREDUCE_OVERLAP: {
+        MPI_Request q;
+        MPI_Iallreduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        break;
+    }
+    case T_ALLREDUCE_INIT: {
+        MPI_Request q = c->pers;
+        MPI_Start(&q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        break;
+    }
+    }
+}
+
+/* Makes the persistent request of allreduce_init for size (freed by unprepare). */
+static void prepare(ctx_t *c, int t, size_t size)
+{
+    c->pers = MPI_REQUEST_NULL;
+#if MPI_VERSION >= 4
+    if (t == T_ALLREDUCE_INIT)
+        MPI_Allreduce_init(c->a, c->b, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                           MPI_INFO_NULL, &c->pers);
+#else
+    (void)t, (void)size;
+#endif
+}
+
+static void unprepare(ctx_t *c)
+{
+    if (c->pers != MPI_REQUEST_NULL)
+        MPI_Request_free(&c->pers);
 }
 
 /* Runs test t at size once with known data and checks the result; aborts when wrong. */
@@ -144,14 +217,19 @@ static void verify(const ctx_t *c, int t, size_t size)
     size_t nd = size / 8;
     switch (t) {
     case T_BCAST:
+    case T_IBCAST:
         for (size_t i = 0; i < size; i++)
             c->a[i] = me == 0 ? (unsigned char)(i * 13 + 1) : 0;
         break;
     case T_ALLREDUCE:
     case T_REDUCE:
+    case T_IALLREDUCE:
+    case T_ALLREDUCE_INIT:
+    case T_IALLREDUCE_OVERLAP:
         for (size_t i = 0; i < nd; i++)
             da[i] = fill_value(me, i), db[i] = -1;
         break;
+    case T_IBARRIER: break;
     default:
         for (size_t i = 0; i < size * (size_t)n; i++)
             send_of(c, t)[i] = (unsigned char)(me * 31 + i * 7), c->b[i] = 0;
@@ -160,12 +238,16 @@ static void verify(const ctx_t *c, int t, size_t size)
     call(c, t, size);
     switch (t) {
     case T_BCAST:
+    case T_IBCAST:
         for (size_t i = 0; i < size; i++)
             bad += c->a[i] != (unsigned char)(i * 13 + 1);
         break;
     case T_ALLREDUCE:
     case T_REDUCE:
-        for (size_t i = 0; i < nd && (t == T_ALLREDUCE || me == 0); i++) {
+    case T_IALLREDUCE:
+    case T_ALLREDUCE_INIT:
+    case T_IALLREDUCE_OVERLAP:
+        for (size_t i = 0; i < nd && (t != T_REDUCE || me == 0); i++) {
             double want = 0;
             for (int r = 0; r < n; r++)
                 want += fill_value(r, i);
@@ -190,9 +272,56 @@ static void verify(const ctx_t *c, int t, size_t size)
     }
 }
 
+/* Busy for about us microseconds, touching no memory (the compute of an overlap test). */
+static void compute_for(double us)
+{
+    double t0 = MPI_Wtime(), until = t0 + us * 1e-6;
+    volatile unsigned long spin = 0;
+    while (MPI_Wtime() < until)
+        for (int i = 0; i < 64; i++)
+            spin++;
+}
+
+/* iallreduce_overlap at size: the median over repetitions of OSU's overlap (percent). */
+static double measure_overlap(const ctx_t *c, size_t size)
+{
+    const opts_t *o = c->o;
+    long iters = o->quick ? 5 : size > 65536 ? 20 : 200;
+    double v[MAX_REPS];
+    for (int r = 0; r < o->reps; r++) {
+        double t[3] = {0, 0, 0}, sum[3]; /* pure, overall, compute: means per call */
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (long i = 0; i < iters; i++)
+            call(c, T_IALLREDUCE, size);
+        t[0] = (MPI_Wtime() - t0) / (double)iters * 1e6;
+        MPI_Allreduce(MPI_IN_PLACE, &t[0], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (long i = 0; i < iters; i++) {
+            MPI_Request q;
+            double a = MPI_Wtime();
+            MPI_Iallreduce(c->a, c->b, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q);
+            double b = MPI_Wtime();
+            compute_for(t[0]);
+            double d = MPI_Wtime();
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+            t[1] += (MPI_Wtime() - a) * 1e6;
+            t[2] += (d - b) * 1e6;
+        }
+        t[1] /= (double)iters, t[2] /= (double)iters;
+        MPI_Allreduce(t, sum, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        double overlap = 100.0 * (1.0 - (sum[1] - sum[2]) / sum[0]);
+        v[r] = overlap < 0 ? 0 : overlap;
+    }
+    qsort(v, (size_t)o->reps, sizeof v[0], bench_cmp_double);
+    return v[o->reps / 2];
+}
+
 /* Median over repetitions of the slowest rank's mean time per call (microseconds). */
 static double measure(const ctx_t *c, int t, size_t size)
 {
+    if (t == T_IALLREDUCE_OVERLAP)
+        return measure_overlap(c, size);
     const opts_t *o = c->o;
     int per_peer = t == T_ALLTOALL || t == T_ALLGATHER || t == T_ALLTOALL_COPY;
     size_t work = size * (per_peer ? (size_t)c->n : 1);
@@ -307,14 +436,25 @@ int main(int argc, char **argv)
     for (int t = 0; t < NTESTS; t++) {
         if (!(o.tests & 1u << t))
             continue;
-        for (int k = 0; k < (t == T_BARRIER ? 1 : nsizes); k++) {
-            size_t size = t == T_BARRIER ? 0 : sizes[k];
-            if ((t == T_ALLREDUCE || t == T_REDUCE) && size < 8)
+#if MPI_VERSION < 4
+        if (t == T_ALLREDUCE_INIT) {
+            if (c.rank == 0)
+                printf("# allreduce_init: left out, the MPI below has no MPI_Allreduce_init\n");
+            continue;
+        }
+#endif
+        int once = t == T_BARRIER || t == T_IBARRIER;
+        for (int k = 0; k < (once ? 1 : nsizes); k++) {
+            size_t size = once ? 0 : sizes[k];
+            if (reduces(t) && size < 8)
                 continue;
+            prepare(&c, t, size);
             verify(&c, t, size);
             double v = measure(&c, t, size);
+            unprepare(&c);
             if (c.rank == 0) {
-                printf("%s,%zu,%.6g,us\n", test_name[t], size, v);
+                printf("%s,%zu,%.6g,%s\n", test_name[t], size, v,
+                       t == T_IALLREDUCE_OVERLAP ? "%" : "us");
                 fflush(stdout);
             }
         }

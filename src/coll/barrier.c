@@ -5,6 +5,7 @@
  * Across nodes: fan in on each node, a barrier of the MPI below among the leaders, fan
  * out. */
 #include "coll.h"
+#include "nbc.h"
 #include "../core/check.h"
 #include "../common/knobs.h"
 #include "../core/errors.h"
@@ -65,3 +66,103 @@ int MPI_Barrier(MPI_Comm comm)
     return hmpi_raise_in(comm, hmpi_coll_team_fence(&s->team, leaders_barrier, s), "MPI_Barrier");
 }
 HMPI_PMPI(Barrier)
+
+/* ---- nonblocking and persistent (nbc.h) -------------------------------------------------- */
+
+/* The flat barrier without its wait: DONE at once, then every member's DONE. */
+int hmpi_coll_phase_barrier(hmpi_coll_op_t *op)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    if (t->line.line)
+        return hmpi_coll_op_meet(op, NULL, 0);
+    uint64_t e = hmpi_coll_op_epoch(op);
+    if (op->step == 0) {
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        op->step = 1;
+    }
+    return hmpi_coll_op_all(op, HMPI_COLL_DONE);
+}
+
+static int leaders_ibarrier(hmpi_coll_op_t *op)
+{
+    return PMPI_Ibarrier(op->s->leaders, &op->below);
+}
+
+/* hmpi_coll_team_fence's flat form without its waits, the leaders' barrier between: the
+ * members arrive at member 0, which runs it, then releases them. */
+int hmpi_coll_phase_fence(hmpi_coll_op_t *op)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    uint64_t e = hmpi_coll_op_epoch(op);
+    if (t->ep.me != 0) {
+        if (op->step == 0) {
+            hmpi_coll_publish_to(t, e, HMPI_COLL_ARRIVED, &t->root_local, 1);
+            op->step = 1;
+        }
+        if (!hmpi_epoch_reached(&t->ep, 0, e, HMPI_COLL_DONE))
+            return 0;
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return 1;
+    }
+    if (op->step == 0) {
+        if (!hmpi_coll_op_all(op, HMPI_COLL_ARRIVED))
+            return 0;
+        op->step = 1;
+        int err = leaders_ibarrier(op);
+        if (err != MPI_SUCCESS) {
+            op->err = err;
+            op->below = MPI_REQUEST_NULL;
+        }
+    }
+    if (!hmpi_coll_phase_below_wait(op))
+        return 0;
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    return 1;
+}
+
+static int below_ibarrier(hmpi_coll_op_t *op, MPI_Request *req)
+{
+    return PMPI_Ibarrier(op->c->handle, req);
+}
+
+static int start_barrier(MPI_Comm comm, int persistent, MPI_Request *request, const char *fn)
+{
+    HMPI_ENTER(fn);
+    hmpi_comm_t *c = NULL;
+    hmpi_coll_comm_t *s = hmpi_coll_get_nb(comm, &c);
+    HMPI_COLL_COUNT(nonblocking, s != NULL);
+    if (!s) {
+        if (hmpi_check_comm_null(comm, fn))
+            return MPI_ERR_COMM;
+#if MPI_VERSION >= 4
+        if (persistent)
+            return PMPI_Barrier_init(comm, MPI_INFO_NULL, request);
+#endif
+        return PMPI_Ibarrier(comm, request);
+    }
+    if (!request)
+        return hmpi_raise_in(comm, hmpi_err_what(MPI_ERR_ARG, "request is NULL"), fn);
+    hmpi_coll_phase_fn phase =
+        s->mode == HMPI_COLL_HIER ? hmpi_coll_phase_fence : hmpi_coll_phase_barrier;
+    hmpi_coll_op_t *op = hmpi_coll_op_new(s, c, 1, &phase);
+    if (!op)
+        return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
+    op->persistent = (uint8_t)persistent;
+    op->below_start = below_ibarrier;
+    return hmpi_raise_in(comm, hmpi_coll_op_start(op, request), fn);
+}
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    return start_barrier(comm, 0, request, "MPI_Ibarrier");
+}
+HMPI_PMPI(Ibarrier)
+
+#if MPI_VERSION >= 4
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return start_barrier(comm, 1, request, "MPI_Barrier_init");
+}
+HMPI_PMPI(Barrier_init)
+#endif

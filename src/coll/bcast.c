@@ -5,11 +5,13 @@
  * by a progress counter). Across nodes: the root's node first, then the leaders with
  * the MPI below, then the other nodes. */
 #include "coll.h"
+#include "nbc.h"
 #include "../core/check.h"
 #include "../common/knobs.h"
 #include "../heap/heap.h"
 #include "../core/errors.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Shared copy of a large broadcast from the root's heap buffer into a reader's heap buffer.
@@ -261,3 +263,150 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     return hmpi_raise_in(comm, err, "MPI_Bcast");
 }
 HMPI_PMPI(Bcast)
+
+/* ---- nonblocking and persistent (nbc.h) -------------------------------------------------- */
+
+/* A broadcast on the team from member op->root of (op->recvbuf, op->count, op->type)
+ * without waits: the root publishes its data (in its slot when small, its heap buffer in
+ * place, else a packed copy in its scratch) and is done, or for a buffer read in place
+ * waits for every reader's DONE; a reader copies once the root arrived. */
+int hmpi_coll_phase_bcast(hmpi_coll_op_t *op)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    uint64_t e = hmpi_coll_op_epoch(op);
+    const hmpi_layout_t *l = &op->l;
+    if (l->size == 0) {
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return 1;
+    }
+    if (t->ep.me != op->root) {
+        if (!hmpi_epoch_reached(&t->ep, op->root, e, HMPI_COLL_ARRIVED))
+            return 0;
+        const hmpi_coll_half_t *h = hmpi_coll_half(t, op->root, e);
+        const unsigned char *src = (const unsigned char *)(uintptr_t)h->addr;
+        size_t bytes = h->bytes;
+        if (bytes > l->size)
+            op->err = MPI_ERR_TRUNCATE;
+        else if (l->contig)
+            memcpy(hmpi_coll_at(op->recvbuf, l->lo), src, bytes);
+        else
+            op->err = hmpi_coll_unpack(op->recvbuf, op->count, op->type, l, src, bytes);
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return 1;
+    }
+    if (op->step == 0) {
+        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        if (!h)
+            return 0;
+        if (l->size <= t->cap || !hmpi_coll_direct(op->recvbuf, l)) {
+            unsigned char *to = h->data;
+            if (l->size > t->cap && !(to = hmpi_coll_try_scratch(t, e, l->size)))
+                return 0;
+            if (l->size > t->cap)
+                hmpi_stat_add(HMPI_STAT_coll_staged_bytes, l->size);
+            op->err = hmpi_coll_pack(to, op->recvbuf, op->count, op->type, l);
+            h->addr = (uintptr_t)to;
+            h->bytes = l->size;
+            atomic_store_explicit(&h->progress, l->size, memory_order_relaxed);
+            hmpi_coll_publish(t, e, HMPI_COLL_DONE); /* a copy: readers need us no more */
+            return 1;
+        }
+        h->addr = (uintptr_t)hmpi_coll_at(op->recvbuf, l->lo);
+        h->bytes = l->size;
+        atomic_store_explicit(&h->progress, l->size, memory_order_relaxed);
+        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        op->step = 1;
+    }
+    if (!hmpi_coll_op_all(op, HMPI_COLL_DONE)) /* the readers read our buffer in place */
+        return 0;
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    return 1;
+}
+
+static int below_ibcast(hmpi_coll_op_t *op, MPI_Request *req)
+{
+    return PMPI_Ibcast(op->recvbuf, op->count, op->type, op->croot, op->c->handle, req);
+}
+
+static int leaders_ibcast_start(hmpi_coll_op_t *op)
+{
+    return PMPI_Ibcast(op->recvbuf, op->count, op->type, op->s->leader_of[op->croot],
+                       op->s->leaders, &op->below);
+}
+static int leaders_ibcast(hmpi_coll_op_t *op)
+{
+    return hmpi_coll_phase_below(op, leaders_ibcast_start);
+}
+
+/* The other nodes' broadcast, once their leader has the data. */
+static int bcast_from_leader(hmpi_coll_op_t *op)
+{
+    op->root = 0;
+    return hmpi_coll_phase_bcast(op);
+}
+
+static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                       int persistent, MPI_Request *request, const char *fn)
+{
+    HMPI_ENTER(fn);
+    hmpi_comm_t *c = NULL;
+    hmpi_coll_comm_t *s = hmpi_coll_get_nb(comm, &c);
+    HMPI_COLL_COUNT(nonblocking, s != NULL);
+    if (!s) {
+        if (hmpi_check_comm_null(comm, fn))
+            return MPI_ERR_COMM;
+#if MPI_VERSION >= 4
+        if (persistent)
+            return PMPI_Bcast_init(buf, count, type, root, comm, MPI_INFO_NULL, request);
+#endif
+        return PMPI_Ibcast(buf, count, type, root, comm, request);
+    }
+    int err = hmpi_check_buf(buf, count, type, HMPI_SIDE_ONE);
+    if (!err)
+        err = hmpi_check_root(root, c->size);
+    if (!err && !request)
+        err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
+    hmpi_coll_op_t *op = NULL;
+    if (!err) {
+        int lroot = c->local_of[root] >= 0 ? hmpi_coll_member(&s->team, root) : -1;
+        hmpi_coll_phase_fn flat[] = {hmpi_coll_phase_bcast};
+        hmpi_coll_phase_fn root_node[] = {hmpi_coll_phase_bcast, leaders_ibcast};
+        hmpi_coll_phase_fn other_node[] = {leaders_ibcast, bcast_from_leader};
+        op = s->mode != HMPI_COLL_HIER ? hmpi_coll_op_new(s, c, 1, flat)
+             : lroot >= 0              ? hmpi_coll_op_new(s, c, 2, root_node)
+                                       : hmpi_coll_op_new(s, c, 2, other_node);
+        err = op ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+        if (op) {
+            op->recvbuf = buf;
+            op->count = count;
+            op->type = type;
+            op->croot = root;
+            op->root = lroot >= 0 ? lroot : 0;
+            op->persistent = (uint8_t)persistent;
+            op->below_start = below_ibcast;
+            err = hmpi_layout_get(type, count, &op->l);
+            if (err)
+                free(op);
+        }
+    }
+    if (err)
+        return hmpi_raise_in(comm, err, fn);
+    return hmpi_raise_in(comm, hmpi_coll_op_start(op, request), fn);
+}
+
+int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+               MPI_Request *request)
+{
+    return start_bcast(buf, count, type, root, comm, 0, request, "MPI_Ibcast");
+}
+HMPI_PMPI(Ibcast)
+
+#if MPI_VERSION >= 4
+int MPI_Bcast_init(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Info info,
+                   MPI_Request *request)
+{
+    (void)info;
+    return start_bcast(buf, count, type, root, comm, 1, request, "MPI_Bcast_init");
+}
+HMPI_PMPI(Bcast_init)
+#endif

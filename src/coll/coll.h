@@ -113,7 +113,11 @@ typedef struct {
 } hmpi_coll_team_t;
 
 /* Per communicator (hmpi_comm_t.coll): made at the first collective call. */
-typedef enum { HMPI_COLL_PASS, HMPI_COLL_FLAT, HMPI_COLL_HIER } hmpi_coll_mode_t;
+/* SETUP: the setup's allgather is in flight (a nonblocking collective came first: nbc.h);
+ * the mode it ends in is one of the others. */
+typedef enum { HMPI_COLL_PASS, HMPI_COLL_FLAT, HMPI_COLL_HIER, HMPI_COLL_SETUP } hmpi_coll_mode_t;
+
+struct hmpi_coll_op_s;
 
 typedef struct {
     hmpi_coll_mode_t mode;
@@ -130,11 +134,24 @@ typedef struct {
     int *node_first;          /* [nleaders] where each node's members start */
     int *pos_of;              /* [comm size] each member's place */
     void *my_slot;            /* this rank's slot (freed at teardown) */
+    /* Nonblocking and persistent collectives started and not yet run to their end, in
+     * start order (nbc.h); the head runs. Engine lock (p2p/req.h). */
+    struct hmpi_coll_op_s *nbc_head, *nbc_tail;
+    /* SETUP: the setup's exchange in flight (comm.c). */
+    MPI_Request setup_req;
+    void *setup_rec;
 } hmpi_coll_comm_t;
 
-/* The collective state of c, making it on first use (collective over c), or NULL when
- * collectives on comm pass to the MPI below. */
+/* The collective state of c for a blocking collective, making it on first use
+ * (collective over c) and letting every nonblocking collective started before on c run
+ * to its end (nbc.h), or NULL when collectives on comm pass to the MPI below. */
 hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p);
+/* The setup of a communicator's state in two halves (comm.c): the exchange of the slots
+ * posted (a new state in mode SETUP, the exchange in flight), and its end once the
+ * exchange is complete: 1 when the state is set up (its mode final), 0 while the
+ * exchange is in flight (begin's blocking form waits for it). */
+hmpi_coll_comm_t *hmpi_coll_setup_begin(hmpi_comm_t *c);
+int hmpi_coll_setup_test(hmpi_comm_t *c, hmpi_coll_comm_t *s);
 
 /* The member index of comm rank r (which must be on this node). */
 static inline int hmpi_coll_member(const hmpi_coll_team_t *t, int r)

@@ -3,6 +3,7 @@
  * spans nodes), torn down when it is freed; the scratch buffer. The waits and claims
  * of the slot protocol are shm/epoch.h's (coll.h). */
 #include "coll.h"
+#include "nbc.h"
 #include "../common/knobs.h"
 #include "../common/log.h"
 #include "../heap/heap.h"
@@ -149,14 +150,19 @@ static int map_leaders(const setup_rec_t *rec, hmpi_coll_comm_t *s, int size)
     return most;
 }
 
-static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
+/* The first half of the setup: the state, this rank's slot, and the exchange of what
+ * each rank tells the others, posted (nonblocking where hmpi_comm_below_nb allows: a
+ * member may post a receive and then enter this first collective while a peer, not here
+ * yet, waits in a synchronous send for that receive's match; the blocking setup waits
+ * for it with point-to-point progress, hmpi_p2p_below_wait). */
+hmpi_coll_comm_t *hmpi_coll_setup_begin(hmpi_comm_t *c)
 {
     int spans = c->has_remote;
     int n = spans ? c->nlocal : c->size;
     size_t bytes = sizeof(hmpi_coll_comm_t) + sizeof(unsigned char *) * (size_t)n +
                    sizeof(int) * (size_t)n + (spans ? 4 * sizeof(int) * (size_t)c->size : 0);
     hmpi_coll_comm_t *s = hmpi_heap_calloc(1, bytes);
-    setup_rec_t *rec = malloc(sizeof(setup_rec_t) * (size_t)c->size);
+    setup_rec_t *rec = malloc(sizeof(setup_rec_t) * ((size_t)c->size + 1));
     if (!s || !rec) {
         hmpi_log_error("collectives: out of memory setting up a communicator");
         PMPI_Abort(MPI_COMM_WORLD, 1);
@@ -172,39 +178,55 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
     }
     s->leaders = MPI_COMM_NULL;
     s->others = MPI_COMM_NULL;
-    s->mode = HMPI_COLL_PASS;
+    s->setup_req = MPI_REQUEST_NULL;
+    s->setup_rec = rec;
+    s->mode = HMPI_COLL_SETUP;
 
     size_t cap = (size_t)hmpi_knobs.COLL_INLINE_MAX;
     s->my_slot = new_slot(cap);
-    setup_rec_t mine = {(uint64_t)(uintptr_t)s->my_slot,
-                        hmpi_node.id,
-                        (uint32_t)cap,
-                        (uint32_t)hmpi_knobs.COLL_LINE_MAX,
-                        (uint32_t)hmpi_knobs.COLL_FLAT_MAX,
-                        (uint32_t)hmpi_knobs.COLL_RADIX,
-                        strcmp(hmpi_knobs.COLL_TOPOLOGY, "off") != 0};
-    /* Nonblocking, waited for with point-to-point progress: a member may post a receive
-     * and then enter this first collective while a peer, not here yet, waits in a
-     * synchronous send for that receive's match (hmpi_p2p_below_wait). Once it is
-     * complete every member is in here, so the split below cannot hold anyone back. */
-    if (hmpi_p2p_below_allgather(c, &mine, (int)sizeof mine, rec, c->handle, HMPI_WAIT_COLL) !=
-        MPI_SUCCESS) {
+    setup_rec_t *mine = &rec[c->size]; /* the send buffer, after the table */
+    *mine = (setup_rec_t){(uint64_t)(uintptr_t)s->my_slot,
+                          hmpi_node.id,
+                          (uint32_t)cap,
+                          (uint32_t)hmpi_knobs.COLL_LINE_MAX,
+                          (uint32_t)hmpi_knobs.COLL_FLAT_MAX,
+                          (uint32_t)hmpi_knobs.COLL_RADIX,
+                          strcmp(hmpi_knobs.COLL_TOPOLOGY, "off") != 0};
+    int err = hmpi_comm_below_nb(c)
+                  ? PMPI_Iallgather(mine, (int)sizeof *mine, MPI_BYTE, rec, (int)sizeof *mine,
+                                    MPI_BYTE, c->handle, &s->setup_req)
+                  : PMPI_Allgather(mine, (int)sizeof *mine, MPI_BYTE, rec, (int)sizeof *mine,
+                                   MPI_BYTE, c->handle);
+    if (err != MPI_SUCCESS) {
         hmpi_log_error("collectives: the setup's allgather failed");
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
+    return s;
+}
 
+/* The second half, once every rank's record is in: the team, the tree, the meeting
+ * line, the leaders' communicator (a blocking split: a communicator that spans nodes is
+ * set up by a blocking collective only, nbc.h). Every rank computes the same answer from
+ * the same table: all agree on the mode. */
+static void setup_end(hmpi_comm_t *c, hmpi_coll_comm_t *s)
+{
+    setup_rec_t *rec = s->setup_rec;
+    int spans = c->has_remote;
+    hmpi_coll_team_t *t = &s->team;
+    size_t cap = (size_t)hmpi_knobs.COLL_INLINE_MAX;
+    s->mode = HMPI_COLL_PASS;
+    s->setup_rec = NULL;
     int ok = 1;
     for (int r = 0; r < c->size; r++)
         ok &= rec[r].slot != 0;
     int most = spans ? map_leaders(rec, s, c->size) : c->size;
-    /* Every rank computes the same answer from the same table: all agree. */
     if (!ok || most < 0 || (spans && most < 2)) {
         if (most < 0)
             hmpi_log_error("collectives: out of memory mapping the leaders");
         hmpi_heap_free(s->my_slot);
         s->my_slot = NULL;
         free(rec);
-        return s;
+        return;
     }
     /* Every member finds a peer's odd half at its own stride: the knob must agree
      * (the same table on every rank, so the same answer everywhere). */
@@ -215,7 +237,7 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
         hmpi_heap_free(s->my_slot);
         s->my_slot = NULL;
         free(rec);
-        return s;
+        return;
     }
     t->ep.n = 0;
     t->cap = cap;
@@ -264,7 +286,38 @@ static hmpi_coll_comm_t *setup(hmpi_comm_t *c)
         s->mode = HMPI_COLL_FLAT;
     }
     free(rec);
-    return s;
+}
+
+int hmpi_coll_setup_test(hmpi_comm_t *c, hmpi_coll_comm_t *s)
+{
+    if (s->mode != HMPI_COLL_SETUP)
+        return 1;
+    if (s->setup_req != MPI_REQUEST_NULL) {
+        int flag = 0;
+        if (PMPI_Test(&s->setup_req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            hmpi_log_error("collectives: the setup's allgather failed");
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        if (!flag)
+            return 0;
+    }
+    setup_end(c, s);
+    return 1;
+}
+
+/* Waits for a setup in flight (a blocking collective comes to it). */
+static void setup_wait(hmpi_comm_t *c, hmpi_coll_comm_t *s)
+{
+    if (s->mode != HMPI_COLL_SETUP)
+        return;
+    if (s->setup_req != MPI_REQUEST_NULL &&
+        hmpi_p2p_below_wait(&s->setup_req, MPI_STATUS_IGNORE, HMPI_WAIT_COLL) != MPI_SUCCESS) {
+        hmpi_log_error("collectives: the setup's allgather failed");
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    hmpi_p2p_lock(); /* (a nonblocking collective's progress may end it meanwhile) */
+    hmpi_coll_setup_test(c, s);
+    hmpi_p2p_unlock();
 }
 
 hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p)
@@ -276,7 +329,30 @@ hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p)
         return NULL; /* every member sees has_remote alike */
     hmpi_coll_comm_t *s = c->coll;
     if (!s)
-        c->coll = s = setup(c);
+        c->coll = s = hmpi_coll_setup_begin(c);
+    setup_wait(c, s);
+    if (s->nbc_head)
+        hmpi_coll_drain(s);
+    *c_p = c;
+    return s->mode == HMPI_COLL_PASS ? NULL : s;
+}
+
+hmpi_coll_comm_t *hmpi_coll_get_nb(MPI_Comm comm, hmpi_comm_t **c_p)
+{
+    hmpi_comm_t *c = hmpi_comm_get(comm);
+    if (!c || !hmpi_knobs.COLL || !hmpi_knobs.COLL_NB)
+        return NULL;
+    if (c->has_remote && !hmpi_knobs.COLL_HIER)
+        return NULL;
+    hmpi_coll_comm_t *s = c->coll;
+    if (!s) {
+        /* A communicator spanning nodes is set up by blocking collectives only (its
+         * leaders' split blocks); one whose setup could not wait with progress neither.
+         * Every member decides alike. */
+        if (c->has_remote || !hmpi_comm_below_nb(c))
+            return NULL;
+        c->coll = s = hmpi_coll_setup_begin(c);
+    }
     *c_p = c;
     return s->mode == HMPI_COLL_PASS ? NULL : s;
 }
@@ -313,6 +389,7 @@ void hmpi_coll_comm_free(hmpi_comm_t *c)
 int hmpi_coll_init(void)
 {
     hmpi_coll_finalizing = 0;
+    hmpi_coll_nbc_init();
     return 0;
 }
 

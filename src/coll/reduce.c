@@ -7,10 +7,12 @@
  * every member of an allreduce gets the same bits. Across nodes (commutative ops):
  * node, leaders with the MPI below, node. */
 #include "coll.h"
+#include "nbc.h"
 #include "../core/check.h"
 #include "../common/knobs.h"
 #include "../core/errors.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Slice of member i: elements [*first, *first + *m) of count. Slices start on cache
@@ -453,3 +455,349 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
     return hmpi_raise_in(comm, err, "MPI_Allreduce");
 }
 HMPI_PMPI(Allreduce)
+
+/* ---- nonblocking and persistent (nbc.h) --------------------------------------------------
+ * The team phases of MPI_Iallreduce and MPI_Ireduce (and their _init forms): the
+ * blocking algorithms above, each wait a test that keeps its step. */
+
+/* Publishes op's input in half h for epoch e (the user's buffer where it lies in the
+ * heap, else a copy in the scratch), and with res_room the room of a result after it;
+ * 0 while the scratch is still read by an older epoch. */
+static int expose_try(hmpi_coll_op_t *op, hmpi_coll_half_t *h, uint64_t e, int res_room)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    const hmpi_layout_t *l = &op->l;
+    op->direct = l->span > 0 && hmpi_heap_is_shared_range(hmpi_coll_at(op->in, l->lo), l->span);
+    size_t extra = res_room ? hmpi_coll_room(l->span, 64) : 0;
+    size_t need = extra + (op->direct ? 0 : hmpi_coll_room(l->span, 64));
+    hmpi_coll_area_t a = {NULL, 0, 0};
+    if (need) {
+        if (!(a.base = hmpi_coll_try_scratch(t, e, need)))
+            return 0;
+        a.len = need;
+    }
+    if (extra)
+        op->res = hmpi_coll_at(hmpi_coll_take(&a, extra, 0, 64), -l->lo);
+    if (op->direct) {
+        h->addr = (uintptr_t)op->in;
+    } else {
+        h->addr = (uintptr_t)hmpi_coll_stage_span(&a, op->in, l, 64);
+        hmpi_stat_add(HMPI_STAT_coll_staged_bytes, l->span);
+    }
+    return 1;
+}
+
+/* Every member's input of op's epoch folded into dst, elements [first, first + m). */
+static int fold(hmpi_coll_op_t *op, void *dst, MPI_Aint first, int m)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    const void *stack[HMPI_COLL_STACK_INPUTS];
+    const void **x = hmpi_coll_inputs(t, op->e, stack);
+    int self = -1;
+    for (int i = 0; i < t->ep.n; i++)
+        if (x[i] == dst)
+            self = i;
+    int err = m > 0 ? hmpi_coll_reduce_slice(dst, x, t->ep.n, self, first, m, op->type, op->mop,
+                                             &op->one, op->commute)
+                    : MPI_SUCCESS;
+    hmpi_coll_inputs_free(x, stack);
+    return err;
+}
+
+/* The smallest: a basic type in the meeting line, folded by everyone (allreduce_small_basic). */
+static int line_allreduce(hmpi_coll_op_t *op)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    if (!hmpi_coll_op_meet(op, op->in, op->bytes))
+        return 0;
+    const void *x0 = hmpi_coll_line_data(t, 0, op->meet);
+    if (t->ep.n == 1) {
+        memcpy(op->recvbuf, x0, op->bytes);
+        return 1;
+    }
+    op->kernel(op->recvbuf, hmpi_coll_line_data(t, 1, op->meet), x0, (size_t)op->count);
+    for (int i = 2; i < t->ep.n; i++)
+        op->kernel(op->recvbuf, hmpi_coll_line_data(t, i, op->meet), op->recvbuf,
+                   (size_t)op->count);
+    return 1;
+}
+
+int hmpi_coll_phase_allreduce(hmpi_coll_op_t *op)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    if (op->kernel && t->line.line && op->bytes <= t->line.cap)
+        return line_allreduce(op);
+    uint64_t e = hmpi_coll_op_epoch(op);
+    int me = t->ep.me, small = op->l.span + 16 <= t->cap;
+    MPI_Aint first;
+    int m;
+    switch (op->step) {
+    case 0: {
+        if (op->count == 0) {
+            hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+            return 1;
+        }
+        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        if (!h)
+            return 0;
+        if (small) {
+            hmpi_coll_area_t a = {h->data, t->cap, 0};
+            h->addr = (uintptr_t)hmpi_coll_stage_span(&a, op->in, &op->l, 16);
+        } else {
+            op->res_shared =
+                hmpi_heap_is_shared_range(hmpi_coll_at(op->recvbuf, op->l.lo), op->l.span);
+            op->res = op->recvbuf;
+            if (!expose_try(op, h, e, !op->res_shared))
+                return 0;
+            h->aux = (uintptr_t)op->res;
+        }
+        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        op->step = 1;
+    } /* fall through */
+    case 1:
+        if (!hmpi_coll_op_all(op, HMPI_COLL_ARRIVED))
+            return 0;
+        if (small) { /* everybody folds all inputs (same order, same bits); no DONE */
+            op->err = fold(op, op->recvbuf, 0, op->count);
+            return 1;
+        }
+        hmpi_coll_slice(op->count, t->ep.n, me, op->one.extent, &first, &m);
+        op->err = fold(op, op->res, first, m);
+        hmpi_coll_publish(t, e, HMPI_COLL_MID);
+        op->step = 2; /* fall through */
+    case 2:
+        if (!hmpi_coll_op_all(op, HMPI_COLL_MID))
+            return 0;
+        for (int k = 1; k <= t->ep.n && op->err == MPI_SUCCESS; k++) {
+            int j = (me + k) % t->ep.n;
+            if (j == me && op->res_shared)
+                continue;
+            hmpi_coll_slice(op->count, t->ep.n, j, op->one.extent, &first, &m);
+            if (m == 0)
+                continue;
+            const void *from = (const void *)(uintptr_t)hmpi_coll_half(t, j, e)->aux;
+            hmpi_layout_t lm = hmpi_layout_n(&op->one, m);
+            MPI_Aint off = first * op->one.extent;
+            op->err = hmpi_coll_copy_typed(hmpi_coll_at(op->recvbuf, off), hmpi_coll_at(from, off),
+                                           m, op->type, &lm);
+        }
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        if (!op->res_shared && !op->direct)
+            return 1;
+        op->step = 3; /* peers read our buffers: they must be done */
+        /* fall through */
+    default: return hmpi_coll_op_all(op, HMPI_COLL_DONE);
+    }
+}
+
+int hmpi_coll_phase_reduce(hmpi_coll_op_t *op)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    uint64_t e = hmpi_coll_op_epoch(op);
+    int me = t->ep.me, root = op->root, small = op->l.span + 16 <= t->cap;
+    switch (op->step) {
+    case 0: {
+        if (op->count == 0) {
+            hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+            return 1;
+        }
+        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        if (!h)
+            return 0;
+        if (small) {
+            /* everybody copies its input into its slot; the root folds them */
+            if (me != root) {
+                hmpi_coll_area_t a = {h->data, t->cap, 0};
+                h->addr = (uintptr_t)hmpi_coll_stage_span(&a, op->in, &op->l, 16);
+                hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+                return 1;
+            }
+            h->addr = (uintptr_t)op->in; /* read by ourselves only */
+        } else {
+            op->res = NULL;
+            if (me == root) {
+                op->res_shared =
+                    hmpi_heap_is_shared_range(hmpi_coll_at(op->recvbuf, op->l.lo), op->l.span);
+                op->res = op->recvbuf;
+            }
+            if (!expose_try(op, h, e, me == root && !op->res_shared))
+                return 0;
+            h->aux = (uintptr_t)op->res;
+        }
+        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        op->step = 1;
+    } /* fall through */
+    case 1:
+        if (!hmpi_coll_op_all(op, HMPI_COLL_ARRIVED))
+            return 0;
+        if (small) {
+            op->err = fold(op, op->recvbuf, 0, op->count);
+            hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+            return 1;
+        }
+        {
+            void *dst = (void *)(uintptr_t)hmpi_coll_half(t, root, e)->aux;
+            MPI_Aint first;
+            int m;
+            hmpi_coll_slice(op->count, t->ep.n, me, op->one.extent, &first, &m);
+            op->err = fold(op, dst, first, m);
+        }
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        if (me != root && !op->direct)
+            return 1;
+        op->step = 2; /* fall through */
+    default:
+        if (!hmpi_coll_op_all(op, HMPI_COLL_DONE))
+            return 0;
+        if (me == root && !op->res_shared && op->err == MPI_SUCCESS)
+            op->err = hmpi_coll_copy_typed(op->recvbuf, op->res, op->count, op->type, &op->l);
+        return 1;
+    }
+}
+
+static int below_iallreduce(hmpi_coll_op_t *op, MPI_Request *req)
+{
+    return PMPI_Iallreduce(op->sendbuf, op->recvbuf, op->count, op->type, op->mop, op->c->handle,
+                           req);
+}
+
+static int below_ireduce(hmpi_coll_op_t *op, MPI_Request *req)
+{
+    return PMPI_Ireduce(op->sendbuf, op->recvbuf, op->count, op->type, op->mop, op->croot,
+                        op->c->handle, req);
+}
+
+/* The leaders' part of a hierarchical allreduce: member 0 holds its node's result. */
+static int leaders_allreduce_start(hmpi_coll_op_t *op)
+{
+    return PMPI_Iallreduce(MPI_IN_PLACE, op->recvbuf, op->count, op->type, op->mop, op->s->leaders,
+                           &op->below);
+}
+static int leaders_allreduce(hmpi_coll_op_t *op)
+{
+    return hmpi_coll_phase_below(op, leaders_allreduce_start);
+}
+
+/* After the leaders' part: the leader's result goes to its node. */
+static int hier_bcast_from_leader(hmpi_coll_op_t *op)
+{
+    op->root = 0;
+    return hmpi_coll_phase_bcast(op);
+}
+
+/* The reduction calls' checks, shared by the blocking and nonblocking forms. */
+static int reduce_args(hmpi_comm_t *c, const void *sendbuf, const void *recvbuf, int count,
+                       MPI_Datatype type, MPI_Op op, int root, int all)
+{
+    int err = hmpi_check_reduce(sendbuf, all || c->rank == root ? recvbuf : MPI_IN_PLACE, count,
+                                type, op);
+    if (!err && !all)
+        err = hmpi_check_root(root, c->size);
+    if (!err && all && recvbuf == MPI_IN_PLACE && count > 0)
+        err = hmpi_err_what(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE");
+    return err;
+}
+
+/* MPI_Iallreduce, MPI_Ireduce and their _init forms: the program on this node's team, or
+ * the MPI below's call (a communicator not accelerated, a pair of op and type it does
+ * not define, a non-commutative op across nodes, a reduce across nodes). */
+static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                           MPI_Op mop, int root, int all, MPI_Comm comm, int persistent,
+                           MPI_Request *request, const char *fn)
+{
+    HMPI_ENTER(fn);
+    hmpi_comm_t *c = NULL;
+    hmpi_coll_comm_t *s = hmpi_coll_get_nb(comm, &c);
+    int err = MPI_SUCCESS;
+    if (s)
+        err = reduce_args(c, sendbuf, recvbuf, count, type, mop, root, all);
+    if (!err && s && !request)
+        err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
+    if (err)
+        return hmpi_raise_in(comm, err, fn);
+    int hier = s && (s->mode == HMPI_COLL_HIER);
+    if (s && (hmpi_op_outside(mop, type, 0) || (hier && (!all || !hmpi_coll_commutative(mop)))))
+        s = NULL;
+    HMPI_COLL_COUNT(nonblocking, s != NULL);
+    if (!s) {
+        if (hmpi_check_comm_null(comm, fn))
+            return MPI_ERR_COMM;
+#if MPI_VERSION >= 4
+        if (persistent)
+            return all ? PMPI_Allreduce_init(sendbuf, recvbuf, count, type, mop, comm,
+                                             MPI_INFO_NULL, request)
+                       : PMPI_Reduce_init(sendbuf, recvbuf, count, type, mop, root, comm,
+                                          MPI_INFO_NULL, request);
+#endif
+        return all ? PMPI_Iallreduce(sendbuf, recvbuf, count, type, mop, comm, request)
+                   : PMPI_Ireduce(sendbuf, recvbuf, count, type, mop, root, comm, request);
+    }
+    hmpi_coll_phase_fn flat[] = {all ? hmpi_coll_phase_allreduce : hmpi_coll_phase_reduce};
+    hmpi_coll_phase_fn spans[] = {hmpi_coll_phase_reduce, leaders_allreduce,
+                                  hier_bcast_from_leader};
+    hmpi_coll_op_t *op = hier ? hmpi_coll_op_new(s, c, 3, spans) : hmpi_coll_op_new(s, c, 1, flat);
+    if (!op)
+        return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
+    op->sendbuf = sendbuf;
+    op->recvbuf = recvbuf;
+    op->count = count;
+    op->type = type;
+    op->mop = mop;
+    op->croot = root;
+    op->persistent = (uint8_t)persistent;
+    op->commute = hmpi_coll_commutative(mop);
+    op->below_start = all ? below_iallreduce : below_ireduce;
+    int me_root = all || c->rank == root;
+    op->in = me_root && sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (hier) {
+        op->root = 0; /* the node's result at its leader, in place in recvbuf */
+        op->in = op->in == recvbuf ? recvbuf : op->in;
+    } else {
+        op->root = all ? 0 : hmpi_coll_member(&s->team, root);
+    }
+    if ((err = hmpi_layout_get(type, 1, &op->one)) != MPI_SUCCESS ||
+        (err = hmpi_layout_get(type, count, &op->l)) != MPI_SUCCESS) {
+        free(op);
+        return hmpi_raise_in(comm, err, fn);
+    }
+    int size;
+    if (all && !hier && count > 0 && (op->kernel = hmpi_op_kernel_size(mop, type, &size)))
+        op->bytes = (size_t)count * (size_t)size;
+    return hmpi_raise_in(comm, hmpi_coll_op_start(op, request), fn);
+}
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    return start_reduction(sendbuf, recvbuf, count, type, op, 0, 1, comm, 0, request,
+                           "MPI_Iallreduce");
+}
+HMPI_PMPI(Iallreduce)
+
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request *request)
+{
+    return start_reduction(sendbuf, recvbuf, count, type, op, root, 0, comm, 0, request,
+                           "MPI_Ireduce");
+}
+HMPI_PMPI(Ireduce)
+
+#if MPI_VERSION >= 4
+int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return start_reduction(sendbuf, recvbuf, count, type, op, 0, 1, comm, 1, request,
+                           "MPI_Allreduce_init");
+}
+HMPI_PMPI(Allreduce_init)
+
+int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                    int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return start_reduction(sendbuf, recvbuf, count, type, op, root, 0, comm, 1, request,
+                           "MPI_Reduce_init");
+}
+HMPI_PMPI(Reduce_init)
+#endif

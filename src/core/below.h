@@ -49,7 +49,8 @@
     X(T_pvar_stop) X(T_pvar_read) X(T_pvar_write) X(T_pvar_reset) X(T_pvar_readreset)       \
     X(T_category_get_num) X(T_category_get_info) X(T_category_get_index)                    \
     X(T_category_get_cvars) X(T_category_get_pvars) X(T_category_get_categories)            \
-    X(T_category_changed) HMPI_BELOW_CALLS_4(X) HMPI_BELOW_CALLS_PART(X)
+    X(T_category_changed) X(Ibarrier) X(Ibcast) X(Iallreduce) X(Ireduce)                   \
+    HMPI_BELOW_CALLS_4(X) HMPI_BELOW_CALLS_PART(X)
 
 /* MPI 4's large-count calls HMPI defines (mpi/large.c, mpi/bsend.c), and MPI_Comm_idup_with_info
  * (mpi/comm.c), where the MPI below has them (MPICH 4; not Open MPI 4.1). */
@@ -66,7 +67,8 @@
     X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)                \
     X(Comm_idup_with_info) X(T_category_get_num_events) X(T_category_get_events)            \
     X(Isendrecv) X(Isendrecv_replace) X(Isendrecv_c) X(Isendrecv_replace_c)                 \
-    X(Session_init) X(Session_finalize)
+    X(Session_init) X(Session_finalize) X(Barrier_init) X(Bcast_init) X(Allreduce_init)     \
+    X(Reduce_init)
 #else
 #define HMPI_BELOW_CALLS_4(X)
 #endif
@@ -247,6 +249,10 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_T_category_get_pvars hmpi_below.T_category_get_pvars
 #define PMPI_T_category_get_categories hmpi_below.T_category_get_categories
 #define PMPI_T_category_changed hmpi_below.T_category_changed
+#define PMPI_Ibarrier hmpi_below.Ibarrier
+#define PMPI_Ibcast hmpi_below.Ibcast
+#define PMPI_Iallreduce hmpi_below.Iallreduce
+#define PMPI_Ireduce hmpi_below.Ireduce
 #if MPI_VERSION >= 4
 #define PMPI_T_category_get_num_events hmpi_below.T_category_get_num_events
 #define PMPI_T_category_get_events hmpi_below.T_category_get_events
@@ -306,6 +312,10 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Isendrecv_replace_c hmpi_below.Isendrecv_replace_c
 #define PMPI_Session_init hmpi_below.Session_init
 #define PMPI_Session_finalize hmpi_below.Session_finalize
+#define PMPI_Barrier_init hmpi_below.Barrier_init
+#define PMPI_Bcast_init hmpi_below.Bcast_init
+#define PMPI_Allreduce_init hmpi_below.Allreduce_init
+#define PMPI_Reduce_init hmpi_below.Reduce_init
 #endif
 #if HMPI_HAVE_PART
 #define PMPI_Psend_init hmpi_below.Psend_init

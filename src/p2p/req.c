@@ -354,13 +354,22 @@ int hmpi_p2p_test(hmpi_req_t *r)
     return r->complete;
 }
 
+/* What a wait for r waits as (statistics): a collective's as a collective's, a send's
+ * and a receive's as their communicator says (p2p_wait_family). */
+static hmpi_wait_family_t family_of(const hmpi_req_t *r)
+{
+    if (r->kind == HMPI_REQ_COLL)
+        return HMPI_WAIT_COLL;
+    return hmpi_p2p_wait_family(r->comm, r->kind == HMPI_REQ_SEND);
+}
+
 void hmpi_p2p_wait(hmpi_req_t *r)
 {
     hmpi_backoff_t b = {0};
     uint64_t since = 0;
     while (!hmpi_p2p_test(r))
         hmpi_p2p_wait_step(&b, &since);
-    hmpi_wait_end(&b, hmpi_p2p_wait_family(r->comm, r->kind == HMPI_REQ_SEND));
+    hmpi_wait_end(&b, family_of(r));
 }
 
 /* ---- finishing a request for the program --------------------------------------------- */
@@ -461,7 +470,7 @@ static hmpi_wait_family_t wait_family(MPI_Request h)
     if (!hmpi_req_is_ours(h))
         return HMPI_WAIT_RECV;
     hmpi_req_t *r = hmpi_req_obj(h);
-    return hmpi_p2p_wait_family(r->comm, r->kind == HMPI_REQ_SEND);
+    return family_of(r);
 }
 
 static int any_ours(int n, const MPI_Request *reqs)

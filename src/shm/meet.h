@@ -54,16 +54,35 @@ static inline unsigned char *hmpi_meet_data(const hmpi_meet_t *m, int i, uint64_
     return m->line + (size_t)i * m->stride + (l & 1) * m->cap;
 }
 
-/* Meets the others with `bytes` (at most cap, may be 0) of data; returns the meeting's
- * number for hmpi_meet_data, valid until this member's next meeting. */
-static inline uint64_t hmpi_meet(hmpi_meet_t *m, const void *data, size_t bytes,
-                                 hmpi_wait_family_t f)
+/* The first half of a meeting: enters meeting l = seq + 1 with `bytes` (at most cap, may
+ * be 0) of data and returns l; hmpi_meet_test tells when everybody is in. A member
+ * enters its next meeting only once this one is complete (the areas' reuse above). */
+static inline uint64_t hmpi_meet_enter(hmpi_meet_t *m, const void *data, size_t bytes)
 {
     uint64_t l = ++m->seq;
     if (bytes)
         memcpy(hmpi_meet_data(m, m->me, l), data, bytes);
     atomic_store_explicit(hmpi_meet_word(m, m->me), l, memory_order_release);
     hmpi_wait_wake_all(); /* members that wait for it may sleep (wait.h) */
+    return l;
+}
+
+/* 1 once every member entered meeting l (acquire): its data may be read. Members from
+ * *at on are looked at (a member seen in is not loaded again); *at goes past them. */
+static inline int hmpi_meet_test(const hmpi_meet_t *m, uint64_t l, int *at)
+{
+    for (; *at < m->n; (*at)++)
+        if (*at != m->me && atomic_load_explicit(hmpi_meet_word(m, *at), memory_order_acquire) < l)
+            return 0;
+    return 1;
+}
+
+/* Meets the others with `bytes` (at most cap, may be 0) of data; returns the meeting's
+ * number for hmpi_meet_data, valid until this member's next meeting. */
+static inline uint64_t hmpi_meet(hmpi_meet_t *m, const void *data, size_t bytes,
+                                 hmpi_wait_family_t f)
+{
+    uint64_t l = hmpi_meet_enter(m, data, bytes);
     for (int i = 0; i < m->n; i++) {
         _Atomic uint64_t *w = hmpi_meet_word(m, i);
         if (i != m->me && atomic_load_explicit(w, memory_order_acquire) < l)

@@ -11,6 +11,8 @@
 #   coll_alltoall   alltoall, alltoallv, alltoallw: layouts, uneven blocks, in place
 #   coll_stress     random interleaving with skew on 6 communicators; p2p progress
 #                   inside collectives (a rank in MPI_Ssend to one waiting in them)
+#   coll_nonblocking  Ibarrier/Ibcast/Ireduce/Iallreduce and the persistent _init forms:
+#                   sizes, roots, layouts, many outstanding, out of order, 1,000 starts
 # Variants (the same executables):
 #   (the variants run at 2 and 4 ranks: 8 oversubscribed ranks cost minutes)
 #   .large    HMPI_COLL_INLINE_MAX=0: no slot copies, every payload by address or staged
@@ -31,7 +33,8 @@ endif()
 if(HMPI_SANITIZE MATCHES "address") # the MPI libraries leak at exit (see tests/CMakeLists.txt)
   list(APPEND _coll_env ASAN_OPTIONS=detect_leaks=0)
 endif()
-set(_coll_tests coll_bcast coll_reduce coll_rs_scan coll_gather coll_alltoall coll_stress)
+set(_coll_tests coll_bcast coll_reduce coll_rs_scan coll_gather coll_alltoall coll_stress
+  coll_nonblocking)
 
 # coll_variant(name suffix RANKS ... NODE_SIZES ... ENV ...): more runs of name's program.
 function(coll_variant name suffix)

@@ -1,0 +1,256 @@
+/* nbc.c: the engine of nonblocking and persistent collectives (nbc.h): operations and
+ * their requests (kind HMPI_REQ_COLL, registered in p2p's table at the start of coll/),
+ * each communicator's queue of them, the drain before a blocking collective, and the
+ * waitless forms of the slot protocol's claims and waits. Everything here runs with the
+ * engine lock held (p2p/req.h), as the request's rows do. */
+#include "nbc.h"
+#include "../common/log.h"
+#include "../heap/heap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- waitless forms of the slot protocol --------------------------------------------- */
+
+hmpi_coll_half_t *hmpi_coll_try_claim(hmpi_coll_team_t *t, uint64_t e)
+{
+    if (e >= 2 && t->ep.seen_done < e - 2) {
+        hmpi_coll_seen_scan(t);
+        if (t->ep.seen_done < e - 2)
+            return NULL;
+    }
+    return hmpi_coll_half(t, t->ep.me, e);
+}
+
+void *hmpi_coll_try_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len)
+{
+    if (t->scratch.used > t->ep.seen_done) {
+        hmpi_coll_seen_scan(t);
+        if (t->scratch.used > t->ep.seen_done)
+            return NULL;
+    }
+    return hmpi_coll_scratch(t, e, len); /* its last readers are gone: no wait */
+}
+
+int hmpi_coll_op_all(hmpi_coll_op_t *op, int phase)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    for (; op->at < t->ep.n; op->at++)
+        if (op->at != t->ep.me && !hmpi_epoch_reached(&t->ep, op->at, op->e, phase))
+            return 0;
+    op->at = 0;
+    uint64_t done = phase == HMPI_COLL_DONE ? op->e : op->e - 1;
+    if (t->ep.seen_done < done)
+        t->ep.seen_done = done;
+    return 1;
+}
+
+int hmpi_coll_op_meet(hmpi_coll_op_t *op, const void *data, size_t bytes)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    if (op->step == 0) {
+        op->meet = hmpi_meet_enter(&t->line, data, bytes);
+        op->step = 1;
+    }
+    if (!hmpi_meet_test(&t->line, op->meet, &op->at))
+        return 0;
+    t->ep.seen_done = t->ep.epoch; /* every member returned from every earlier collective */
+    return 1;
+}
+
+/* ---- running the queue ------------------------------------------------------------------ */
+
+/* Runs op's program as far as it goes; 1 once it ran to its end. */
+static int run(hmpi_coll_op_t *op)
+{
+    while (op->phase < op->nphases && !op->err) {
+        if (!op->phase_fn[op->phase](op))
+            return 0;
+        op->phase++;
+        op->step = 0;
+        op->e = op->meet = 0;
+        op->at = 0;
+    }
+    return 1;
+}
+
+/* Runs s's queue from its head: each operation that ends leaves the queue (its request
+ * completes at its next test, or in progress's pass over the listed requests). */
+static void advance(hmpi_coll_comm_t *s)
+{
+    hmpi_coll_op_t *op;
+    while ((op = s->nbc_head) && run(op)) {
+        s->nbc_head = op->next;
+        if (!s->nbc_head)
+            s->nbc_tail = NULL;
+        op->next = NULL;
+        op->queued = 0;
+        op->done = 1;
+        HMPI_ASSERT_INTERNAL(op->phase == op->nphases || op->err);
+    }
+}
+
+static void enqueue(hmpi_coll_op_t *op)
+{
+    hmpi_coll_comm_t *s = op->s;
+    HMPI_ASSERT_INTERNAL(!op->queued);
+    op->next = NULL;
+    op->queued = 1;
+    op->done = 0;
+    op->phase = op->step = op->at = 0;
+    op->e = op->meet = 0;
+    op->err = MPI_SUCCESS;
+    if (s->nbc_tail)
+        s->nbc_tail->next = op;
+    else
+        s->nbc_head = op;
+    s->nbc_tail = op;
+}
+
+void hmpi_coll_drain(hmpi_coll_comm_t *s)
+{
+    hmpi_backoff_t b = {0};
+    hmpi_p2p_lock();
+    advance(s);
+    while (s->nbc_head) {
+        hmpi_p2p_unlock();
+        hmpi_wait_step(&b, s->mode == HMPI_COLL_HIER); /* progress runs the listed ops */
+        hmpi_p2p_lock();
+        advance(s);
+    }
+    hmpi_p2p_unlock();
+    hmpi_wait_end(&b, HMPI_WAIT_COLL);
+}
+
+/* ---- the request's row ------------------------------------------------------------------- */
+
+static int op_progress(hmpi_req_t *r)
+{
+    hmpi_coll_op_t *op = r->arg;
+    if (!op->done)
+        advance(op->s);
+    if (!op->done)
+        return 0;
+    hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, op->err, 0);
+    return 1;
+}
+
+static int op_start(hmpi_req_t *r)
+{
+    hmpi_coll_op_t *op = r->arg;
+    enqueue(op);
+    if (op_progress(r))
+        hmpi_req_finish(r);
+    return MPI_SUCCESS;
+}
+
+static void op_release(hmpi_req_t *r)
+{
+    hmpi_coll_op_t *op = r->arg;
+    if (!op)
+        return;
+    HMPI_ASSERT(!op->queued); /* released only once complete, or inactive */
+    free(op);
+    r->arg = NULL;
+}
+
+static const hmpi_req_ops_t coll_ops = {
+    .name = "collective",
+    .start = op_start,
+    .progress = op_progress,
+    .release = op_release,
+    .status_error = 1,
+    .background = 1,
+};
+
+void hmpi_coll_nbc_init(void) { hmpi_req_kind_register(HMPI_REQ_COLL, &coll_ops); }
+
+/* ---- operations ---------------------------------------------------------------------------- */
+
+hmpi_coll_op_t *hmpi_coll_op_new(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
+                                 const hmpi_coll_phase_fn *phases)
+{
+    HMPI_ASSERT_INTERNAL(n >= 0 && n < HMPI_COLL_PHASES);
+    hmpi_coll_op_t *op = calloc(1, sizeof *op);
+    if (!op)
+        return NULL;
+    op->s = s;
+    op->c = c;
+    op->below = MPI_REQUEST_NULL;
+    if (s->mode == HMPI_COLL_SETUP) /* a setup in flight: its end comes first */
+        op->phase_fn[op->nphases++] = hmpi_coll_phase_setup;
+    for (int i = 0; i < n; i++)
+        op->phase_fn[op->nphases++] = phases[i];
+    return op;
+}
+
+int hmpi_coll_op_start(hmpi_coll_op_t *op, MPI_Request *request)
+{
+    hmpi_p2p_lock();
+    hmpi_req_t *r = hmpi_req_new(HMPI_REQ_COLL);
+    if (!r) {
+        hmpi_p2p_unlock();
+        free(op);
+        return MPI_ERR_NO_MEM;
+    }
+    op->req = r;
+    r->arg = op;
+    hmpi_req_bind(r, op->c);
+    if (op->persistent) {
+        r->persistent = 1;
+        r->complete = 1; /* inactive */
+    } else {
+        enqueue(op);
+        if (op_progress(r))
+            r->complete = 1; /* ran to its end here: the last to arrive did the work */
+        else
+            hmpi_req_list(r);
+    }
+    *request = hmpi_req_handle(r);
+    hmpi_p2p_unlock();
+    return MPI_SUCCESS;
+}
+
+/* ---- phases every family uses ---------------------------------------------------------- */
+
+int hmpi_coll_phase_setup(hmpi_coll_op_t *op)
+{
+    hmpi_coll_comm_t *s = op->s;
+    if (s->mode == HMPI_COLL_SETUP && !hmpi_coll_setup_test(op->c, s))
+        return 0;
+    if (s->mode == HMPI_COLL_PASS) {
+        /* Not accelerated after all (every member learns it from the same table): the
+         * MPI below's own call takes over, in the program's place. */
+        int err = op->below_start(op, &op->below);
+        op->nphases = op->phase + 2; /* this phase, then the wait for the below's call */
+        op->phase_fn[op->phase + 1] = hmpi_coll_phase_below_wait;
+        op->err = err;
+    }
+    return 1;
+}
+
+/* Waits for op->below, the MPI below's request (nothing in it: done). */
+int hmpi_coll_phase_below_wait(hmpi_coll_op_t *op)
+{
+    if (op->below == MPI_REQUEST_NULL)
+        return 1;
+    int flag = 0, err = PMPI_Test(&op->below, &flag, MPI_STATUS_IGNORE);
+    if (err != MPI_SUCCESS)
+        op->err = err;
+    return flag || err != MPI_SUCCESS;
+}
+
+int hmpi_coll_phase_below(hmpi_coll_op_t *op, int (*start)(hmpi_coll_op_t *op))
+{
+    if (op->s->team.ep.me != 0)
+        return 1; /* the leaders' call is member 0's */
+    if (op->step == 0) {
+        op->step = 1;
+        int err = start(op);
+        if (err != MPI_SUCCESS) {
+            op->err = err;
+            return 1;
+        }
+    }
+    return hmpi_coll_phase_below_wait(op);
+}

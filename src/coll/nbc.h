@@ -1,0 +1,132 @@
+/* nbc.h: nonblocking and persistent collectives on a node's team (nbc.c), internal to
+ * coll/. A collective started without blocking is an operation (hmpi_coll_op_t) behind
+ * an HMPI request of kind HMPI_REQ_COLL: a short program of phases, each a step function
+ * that goes as far as it can without waiting for a peer and returns 0 where it would
+ * wait, its place kept in the operation; any pass of the engine's progress (every test
+ * and wait, and every wait of HMPI's, through the request's background row) runs it on.
+ *
+ * Order. The operations a communicator starts wait in its queue, in start order, and
+ * only the head runs: it begins its epoch (shm/epoch.h) when it becomes the head, so
+ * every member numbers the team's epochs alike, and it has finished every earlier one
+ * when it does, which keeps the epochs' rules of the blocking collectives intact (a
+ * member publishes in epoch e+1 only once it finished e). A blocking collective on the
+ * communicator first lets the queue run empty (hmpi_coll_drain): the MPI standard orders
+ * collectives on a communicator whatever their kind, and HMPI's blocking ones rely on
+ * every earlier collective having returned (the meeting line, coll.h).
+ *
+ * Steps never wait: they test a member's state where the blocking code waits for it, and
+ * try a claim (the half, the scratch, a ring entry) where the blocking code waits for its
+ * last reader. */
+#ifndef HMPI_COLL_NBC_H
+#define HMPI_COLL_NBC_H
+
+#include "coll.h"
+#include "../p2p/p2p.h"
+
+typedef struct hmpi_coll_op_s hmpi_coll_op_t;
+
+/* A phase: 1 when it is complete, 0 when it waits for a peer (op->step, op->e, op->at
+ * say where it goes on). An error ends the op's program: set op->err and return 1. */
+typedef int (*hmpi_coll_phase_fn)(hmpi_coll_op_t *op);
+
+enum { HMPI_COLL_PHASES = 4 };
+
+struct hmpi_coll_op_s {
+    hmpi_coll_op_t *next; /* the communicator's queue */
+    hmpi_coll_comm_t *s;  /* the communicator's collective state */
+    hmpi_comm_t *c;
+    hmpi_req_t *req; /* its request */
+    hmpi_coll_phase_fn phase_fn[HMPI_COLL_PHASES];
+    int nphases, phase; /* the program, and the phase that runs */
+    int step;           /* the phase's place */
+    uint64_t e;         /* the phase's epoch (0: not begun) */
+    int at;             /* the next member a test over all members looks at */
+    uint64_t meet;      /* the phase's meeting in the team's line (coll.h), if it meets */
+    uint8_t queued;     /* in the queue */
+    uint8_t done;       /* the program ran to its end */
+    uint8_t persistent; /* made by an _init call: runs again at each MPI_Start */
+    int err;
+    /* The call's arguments, as its entry point checked them. */
+    const void *sendbuf;
+    void *recvbuf;
+    int count;
+    MPI_Datatype type;
+    MPI_Op mop;
+    int root;                /* a team phase's root: a member index */
+    int croot;               /* the call's root: a rank of the communicator */
+    hmpi_layout_t one, l;    /* one element, count elements */
+    hmpi_op_kernel_t kernel; /* a predefined op's loop on a basic type, or NULL */
+    size_t bytes;            /* kernel: the vector's bytes */
+    int commute;
+    /* What a phase keeps between its steps. */
+    const void *in; /* this member's input */
+    void *res;      /* where its slice of a result goes */
+    int res_shared, direct;
+    MPI_Request below; /* the MPI below's call of the leaders, in flight */
+    /* The MPI below's nonblocking call of the same collective: what runs when the
+     * communicator turns out not accelerated at the end of its setup (every member
+     * alike). */
+    int (*below_start)(hmpi_coll_op_t *op, MPI_Request *req);
+};
+
+/* ---- entry points' side ---------------------------------------------------------------- */
+
+/* The collective state of comm for a nonblocking or persistent collective, without
+ * waiting: NULL when it goes to the MPI below (comm not accelerated, or it spans nodes
+ * and its state is not made yet: the setup of such a communicator blocks, and every
+ * member decides alike), else the state, possibly still being set up (its first
+ * phase finishes that). */
+hmpi_coll_comm_t *hmpi_coll_get_nb(MPI_Comm comm, hmpi_comm_t **c_p);
+
+/* A new operation on s with the program phases[0..n) (more may be added before the
+ * start), or NULL (no memory). */
+hmpi_coll_op_t *hmpi_coll_op_new(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
+                                 const hmpi_coll_phase_fn *phases);
+/* Starts op under a new request (persistent: an inactive one, started by MPI_Start),
+ * running it as far as it goes; returns an MPI error code (op freed on an error). */
+int hmpi_coll_op_start(hmpi_coll_op_t *op, MPI_Request *request);
+
+/* Lets the queue of s run empty (a blocking collective on it is about to begin). */
+void hmpi_coll_drain(hmpi_coll_comm_t *s);
+/* Registers the row of HMPI_REQ_COLL (at coll/'s start). */
+void hmpi_coll_nbc_init(void);
+
+/* ---- steps' side --------------------------------------------------------------------------- */
+
+/* Begins op's phase epoch once (step 0 of a team phase). */
+static inline uint64_t hmpi_coll_op_epoch(hmpi_coll_op_t *op)
+{
+    if (!op->e)
+        op->e = hmpi_coll_begin(&op->s->team);
+    return op->e;
+}
+
+/* The half of this member for epoch e once nobody reads it for e-2 any more; NULL while
+ * someone still does (hmpi_coll_claim without its wait). */
+hmpi_coll_half_t *hmpi_coll_try_claim(hmpi_coll_team_t *t, uint64_t e);
+/* The scratch with room for len bytes for epoch e, or NULL while its last epoch's
+ * readers are not all gone (hmpi_coll_scratch without its wait). */
+void *hmpi_coll_try_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len);
+/* 1 once every other member reached phase of op's epoch (looked at from op->at on, so a
+ * member seen there is not loaded again); raises seen_done as hmpi_coll_wait_all does. */
+int hmpi_coll_op_all(hmpi_coll_op_t *op, int phase);
+/* The team's meeting line without its wait (hmpi_coll_line_meet): enters with bytes of
+ * data at step 0, then 1 once every member is in (op->meet: the meeting). */
+int hmpi_coll_op_meet(hmpi_coll_op_t *op, const void *data, size_t bytes);
+
+/* ---- the team phases (one epoch each) --------------------------------------------------- */
+
+int hmpi_coll_phase_setup(hmpi_coll_op_t *op);     /* finishes a setup in flight */
+int hmpi_coll_phase_barrier(hmpi_coll_op_t *op);   /* barrier.c */
+int hmpi_coll_phase_fence(hmpi_coll_op_t *op);     /* barrier.c: fan-in, the leaders' op->below */
+int hmpi_coll_phase_bcast(hmpi_coll_op_t *op);     /* bcast.c: from member op->root */
+int hmpi_coll_phase_allreduce(hmpi_coll_op_t *op); /* reduce.c */
+int hmpi_coll_phase_reduce(hmpi_coll_op_t *op);    /* reduce.c: to member op->root */
+
+/* Waits for op->below, a request of the MPI below (MPI_REQUEST_NULL: nothing to wait for). */
+int hmpi_coll_phase_below_wait(hmpi_coll_op_t *op);
+/* A phase that starts the leaders' nonblocking call (start, on member 0 only) and waits
+ * for it; made by the families for their hierarchical programs. */
+int hmpi_coll_phase_below(hmpi_coll_op_t *op, int (*start)(hmpi_coll_op_t *op));
+
+#endif
