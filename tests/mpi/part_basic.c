@@ -95,9 +95,8 @@ static void ring(int sparts, int rparts, size_t total, int kind, int rounds, int
                         CHECK(MPI_Test(&q[k], &done[k], &st[k]) == MPI_SUCCESS, "MPI_Test");
         }
         CHECK(q[0] != MPI_REQUEST_NULL && q[1] != MPI_REQUEST_NULL, "a persistent request went");
-        int n = -1;
-        MPI_Get_count(&st[1], MPI_INT, &n);
-        CHECK(n == (int)total, "receive status counts %d ints, not %zu", n, total);
+        /* (MPI-4.1 says nothing of a partitioned receive's status: MPICH 4.2.1 counts 0,
+         * HMPI the message; part_early checks HMPI's) */
         for (size_t i = 0; i < total; i++)
             CHECK(rbuf[i] == value(left, round, i),
                   "%d->%d partitions, %zu ints, buffer kind %d, round %d: int %zu is %d, want %d",

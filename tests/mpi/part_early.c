@@ -85,7 +85,12 @@ static void early(int sparts, int rparts, int use_static, int c, int hmpi)
                 CHECK(MPI_Parrived(q, rparts - 1, &flag) == MPI_SUCCESS && !flag,
                       "%d->%d: the last partition arrived before it was marked", sparts, rparts);
                 MPI_Send(&round, 1, MPI_INT, partner, 4, MPI_COMM_WORLD);
-                CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS, "MPI_Wait (receive)");
+                MPI_Status st;
+                CHECK(MPI_Wait(&q, &st) == MPI_SUCCESS, "MPI_Wait (receive)");
+                int n = -1;
+                MPI_Get_count(&st, MPI_INT, &n);
+                CHECK(n == N && st.MPI_SOURCE == partner && st.MPI_TAG == 3,
+                      "status: %d ints from %d tag %d", n, st.MPI_SOURCE, st.MPI_TAG);
             } else {
                 MPI_Send(&round, 1, MPI_INT, partner, 4, MPI_COMM_WORLD);
                 CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS, "MPI_Wait (receive)");
