@@ -112,8 +112,9 @@ static void ring(int sparts, int rparts, size_t total, int kind, int rounds, int
 }
 
 /* Derived datatypes with holes: the sender's elements are 2 ints of every 3 (a vector),
- * the receiver's plain ints; then the other way round. */
-static void ring_vector(int send_holes)
+ * the receiver's plain ints; then the other way round. Sent to rank to, received from
+ * rank from. */
+static void ring_vector(int send_holes, int to, int from)
 {
     enum { PARTS = 4, ELEMS = 64 }; /* vector elements a partition */
     MPI_Datatype vec;
@@ -142,13 +143,13 @@ static void ring_vector(int send_holes)
         }
         if (round == 0) {
             if (send_holes) {
-                MPI_Psend_init(holey, PARTS, ELEMS, vres, right, 8, comm, MPI_INFO_NULL, &q[0]);
-                MPI_Precv_init(flat, 2 * PARTS, ELEMS, MPI_INT, left, 8, comm, MPI_INFO_NULL,
+                MPI_Psend_init(holey, PARTS, ELEMS, vres, to, 8, comm, MPI_INFO_NULL, &q[0]);
+                MPI_Precv_init(flat, 2 * PARTS, ELEMS, MPI_INT, from, 8, comm, MPI_INFO_NULL,
                                &q[1]);
             } else {
-                MPI_Psend_init(flat, 2, (MPI_Count)ints / 2, MPI_INT, right, 8, comm, MPI_INFO_NULL,
+                MPI_Psend_init(flat, 2, (MPI_Count)ints / 2, MPI_INT, to, 8, comm, MPI_INFO_NULL,
                                &q[0]);
-                MPI_Precv_init(holey, PARTS, ELEMS, vres, left, 8, comm, MPI_INFO_NULL, &q[1]);
+                MPI_Precv_init(holey, PARTS, ELEMS, vres, from, 8, comm, MPI_INFO_NULL, &q[1]);
             }
             MPI_Type_free(&vres); /* the requests keep it (MPI-4.1 §5.1.9) */
         }
@@ -158,7 +159,7 @@ static void ring_vector(int send_holes)
         for (size_t e = 0; e < n; e++) {
             int a = send_holes ? flat[2 * e] : holey[3 * e];
             int b = send_holes ? flat[2 * e + 1] : holey[3 * e + 2];
-            CHECK(a == value(left, round, 2 * e) && b == value(left, round, 2 * e + 1),
+            CHECK(a == value(from, round, 2 * e) && b == value(from, round, 2 * e + 1),
                   "vector (holes on the %s side), round %d: element %zu is %d %d",
                   send_holes ? "send" : "receive", round, e, a, b);
             CHECK(send_holes || holey[3 * e + 1] == 77, "a hole was written at element %zu", e);
@@ -318,8 +319,18 @@ int main(int argc, char **argv)
     ring(4, 2, 1 << 18, BUF_STATIC, 3, HOW_LIST);  /* 1 MiB outside the heap */
     ring(8, 8, 0 * 8, BUF_HEAP, 2, HOW_EACH);      /* zero-byte partitions */
     ring(64, 16, 1 << 12, BUF_STACK, 3, HOW_LIST); /* many small partitions */
-    ring_vector(1);
-    ring_vector(0);
+#ifdef OPEN_MPI
+    /* Open MPI 5.0.7's own partitioned calls move a datatype with holes as if it had none
+     * (the holes arrive): only between neighbours in pairs, one node also under
+     * HMPI_NODE_SIZE=2, where HMPI carries them. */
+    if (HMPI_Active && HMPI_Active() && (rank ^ 1) < nranks) {
+        ring_vector(1, rank ^ 1, rank ^ 1);
+        ring_vector(0, rank ^ 1, rank ^ 1);
+    }
+#else
+    ring_vector(1, right, left);
+    ring_vector(0, right, left);
+#endif
     startall_many();
     init_order();
     int flag = 0;
