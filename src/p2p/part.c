@@ -31,7 +31,7 @@ enum { CTL_MAGIC = 0x3154435452415048u }; /* "HPARTCT1" */
 
 /* One per partitioned send to a local peer, in the sender's slice (one address in every
  * local rank), with its ready flags after it. Protocol:
- *  - magic to cma: written by the sender at MPI_Psend_init, before the setup notice that
+ *  - magic to help: written by the sender at MPI_Psend_init, before the setup notice that
  *    carries the block's address (the queue's push, a release, publishes them); gen
  *    tells this request's block from a later one at the same address (the sender numbers
  *    its blocks). At the release the sender clears magic, then frees the block.
@@ -43,12 +43,22 @@ enum { CTL_MAGIC = 0x3154435452415048u }; /* "HPARTCT1" */
  *  - taken: the receiver stores round k (release) once every byte of round k is in its
  *    buffer. The sender's round k completes when it reads taken >= k (acquire): the
  *    program may then write its buffer again, and the next round overwrite the bounce.
+ *  - The sender's help (help set: a few large partitions): the receiver cuts a marked
+ *    partition into CHUNK-byte chunks and claims them one at a time from claim[i], (round
+ *    << 32) | chunks claimed, by a CAS; so does the sender, inside its own MPI calls,
+ *    once the receiver said where its buffer is (rbuf, then rround = the round, release:
+ *    the receiver says so only in a round it has seen a mark of, while the sender's round
+ *    is active, so the block is alive) and that it is in the sender's round. The sender
+ *    copies its chunks straight into rbuf and stores (round << 32) | chunks it copied in
+ *    sdone[i] (release); the receiver has the partition once its own chunks and sdone's
+ *    make all of them. Rounds are below 2^32.
  * Each side numbers its rounds from 1 at its MPI_Start. A send's round completes only
  * after the receiver took it, so the sender is at most one round ahead of the receiver,
  * and a flag of round k is never read as round k + 1's. The receiver trusts none of it:
  * the fields are read once as it pairs and checked (the block and the data lie in the
  * heap, or the data is read from the sender's pid by process_vm_readv), a flag is only
- * compared, and a bad block fails the receive. */
+ * compared, a chunk count only bounded, and a bad block fails the receive; the sender
+ * checks rbuf against the heap before it writes there. */
 typedef struct {
     uint64_t magic;
     uint64_t gen;
@@ -56,12 +66,16 @@ typedef struct {
     uint64_t part_bytes; /* packed bytes of one */
     const char *data;    /* the packed stream: heap (the buffer, a bounce), or private (cma) */
     uint64_t cma;        /* data is the sender's private memory */
-    char pad0[HMPI_CACHE_LINE - 48];
+    uint64_t help;       /* claim[] and sdone[] follow ready[]: the sender may help */
+    char pad0[HMPI_CACHE_LINE - 56];
     _Atomic uint64_t marked; /* sender: partitions marked so far, every round */
     char pad1[HMPI_CACHE_LINE - 8];
-    _Atomic uint64_t taken; /* receiver: the last round taken whole */
-    char pad2[HMPI_CACHE_LINE - 8];
-    _Atomic uint64_t ready[]; /* sender: [parts], the round each was marked in */
+    _Atomic uint64_t taken;  /* receiver: the last round taken whole */
+    _Atomic uint64_t rround; /* receiver: its round, once rbuf is said (help) */
+    _Atomic uint64_t rbuf;   /* receiver: where its stream goes, in the heap (help) */
+    char pad2[HMPI_CACHE_LINE - 24];
+    _Atomic uint64_t ready[]; /* sender: [parts], the round each was marked in; with help,
+                               * then claim[parts] (both sides) and sdone[parts] (sender) */
 } part_ctl_t;
 
 static_assert(offsetof(part_ctl_t, marked) == HMPI_CACHE_LINE &&
@@ -69,7 +83,35 @@ static_assert(offsetof(part_ctl_t, marked) == HMPI_CACHE_LINE &&
                   offsetof(part_ctl_t, ready) == 3 * HMPI_CACHE_LINE,
               "what each side writes is on lines of its own");
 
-static size_t ctl_bytes(uint64_t parts) { return sizeof(part_ctl_t) + parts * sizeof(uint64_t); }
+/* The sender helps copy partitions of at least two chunks, when there are at most
+ * HELP_PARTS of them (its look for marked partitions it may help with reads every flag):
+ * a large partition marked last is then copied by both cores, the time from its mark to
+ * the receiver's completion about half a copy's. */
+enum { CHUNK = 32 << 10, HELP_PARTS = 64 };
+
+static size_t ctl_bytes(uint64_t parts, int help)
+{
+    return sizeof(part_ctl_t) + parts * sizeof(uint64_t) * (help ? 3 : 1);
+}
+
+static _Atomic uint64_t *claims_of(part_ctl_t *c) { return c->ready + c->parts; }
+static _Atomic uint64_t *sdone_of(part_ctl_t *c) { return c->ready + 2 * c->parts; }
+
+static uint32_t chunks_of(size_t bytes) { return (uint32_t)((bytes + CHUNK - 1) / CHUNK); }
+
+/* A chunk of partition i of round (its index), or -1 when all n are claimed. */
+static int claim(_Atomic uint64_t *w, uint64_t round, uint32_t n)
+{
+    uint64_t v = atomic_load_explicit(w, memory_order_relaxed);
+    for (;;) {
+        uint32_t k = v >> 32 == round ? (uint32_t)v : 0;
+        if (k >= n)
+            return -1;
+        if (atomic_compare_exchange_weak_explicit(w, &v, round << 32 | (k + 1),
+                                                  memory_order_relaxed, memory_order_relaxed))
+            return (int)k;
+    }
+}
 
 /* ---- a request's own state (private) ---------------------------------------------------- */
 
@@ -89,7 +131,9 @@ typedef struct part_s {
     int local;       /* the peer's local rank (wakes) */
     /* the sender */
     part_ctl_t *ctl;
-    char *bounce; /* the packed stream in the heap, when the receiver cannot read the buffer */
+    char *bounce;    /* the packed stream in the heap, when the receiver cannot read the buffer */
+    uint32_t *hdone; /* help: [parts], chunks this side copied of each this round */
+    uint64_t hseen;  /* help: the marks looked at by the last look that found nothing */
     /* the receiver */
     struct part_s *pnext; /* the receives waiting for their sender's setup, oldest first */
     uint8_t posted;       /* in that list */
@@ -109,6 +153,11 @@ typedef struct part_s {
     uint64_t *took;      /* [sparts]: the round send partition i was taken in */
     uint32_t *remaining; /* [parts]: send partitions still to take of each */
     uint8_t *arrived;    /* [parts]: MPI_Parrived's flags */
+    /* the sender's help (both sides' chunks of a partition: the control block's protocol) */
+    int help;         /* the sender may copy into this buffer (rbuf said at each round) */
+    uint64_t said;    /* the last round rround was stored for */
+    uint32_t *mine;   /* [sparts]: chunks this side copied of each this round */
+    int *pend, npend; /* partitions taken whose chunks the sender still copies */
 } part_t;
 
 static uint64_t gens; /* the sender's blocks, numbered */
@@ -186,17 +235,10 @@ static int unpack_part(hmpi_req_t *r, part_t *p, int j)
     return err;
 }
 
-/* Send partition i is marked in this round: its bytes into the buffer (a contiguous one
- * takes them at once), and the receive partitions it completes arrive. */
-static void take(hmpi_req_t *r, part_t *p, int i)
+/* Send partition i is in the buffer: the receive partitions it completes arrive. */
+static void took_whole(hmpi_req_t *r, part_t *p, int i)
 {
-    p->took[i] = p->round;
     p->sleft--;
-    if (!p->err && p->contig && p->spart_bytes) {
-        size_t off = (size_t)i * p->spart_bytes;
-        if (fetch(p, (char *)r->buf + r->t.lo + off, off, p->spart_bytes) != p->spart_bytes)
-            p->err = MPI_ERR_OTHER;
-    }
     int lo, hi;
     overlap_of_send(p, i, &lo, &hi);
     for (int j = lo; j <= hi; j++) {
@@ -209,6 +251,70 @@ static void take(hmpi_req_t *r, part_t *p, int i)
         }
         p->arrived[j] = 1;
         p->left--;
+    }
+}
+
+/* Chunks of send partition i that the sender copied in this round (bounded: another
+ * process's word). */
+static uint32_t sender_chunks(const part_t *p, int i, uint32_t n)
+{
+    uint64_t v = atomic_load_explicit(&sdone_of((part_ctl_t *)p->sctl)[i], memory_order_acquire);
+    uint32_t k = v >> 32 == p->round ? (uint32_t)v : 0;
+    return k < n ? k : n;
+}
+
+/* Send partition i is marked in this round: its bytes into the buffer (a contiguous one
+ * takes them at once, chunk by chunk beside the sender where it helps), and the receive
+ * partitions it completes arrive; a partition the sender still copies chunks of waits in
+ * pend. */
+static void take(hmpi_req_t *r, part_t *p, int i)
+{
+    p->took[i] = p->round;
+    if (p->err || !p->contig || !p->spart_bytes) {
+        took_whole(r, p, i);
+        return;
+    }
+    char *to = (char *)r->buf + r->t.lo;
+    size_t off = (size_t)i * p->spart_bytes;
+    if (!p->help) {
+        if (fetch(p, to + off, off, p->spart_bytes) != p->spart_bytes)
+            p->err = MPI_ERR_OTHER;
+        took_whole(r, p, i);
+        return;
+    }
+    if (p->said != p->round) { /* the sender may copy into this round's buffer from now on */
+        atomic_store_explicit((_Atomic uint64_t *)&p->sctl->rbuf, (uint64_t)(uintptr_t)to,
+                              memory_order_relaxed);
+        atomic_store_explicit((_Atomic uint64_t *)&p->sctl->rround, p->round, memory_order_release);
+        p->said = p->round;
+    }
+    uint32_t n = chunks_of(p->spart_bytes), mine = 0;
+    _Atomic uint64_t *w = &claims_of((part_ctl_t *)p->sctl)[i];
+    for (int k; (k = claim(w, p->round, n)) >= 0; mine++) {
+        size_t at = off + (size_t)k * CHUNK, len = p->spart_bytes - (size_t)k * CHUNK;
+        len = len < CHUNK ? len : CHUNK;
+        if (fetch(p, to + at, at, len) != len)
+            p->err = MPI_ERR_OTHER;
+    }
+    p->mine[i] = mine;
+    if (mine + sender_chunks(p, i, n) >= n)
+        took_whole(r, p, i);
+    else
+        p->pend[p->npend++] = i;
+}
+
+/* The partitions whose chunks the sender was copying: those it finished are taken. */
+static void take_pending(hmpi_req_t *r, part_t *p)
+{
+    uint32_t n = chunks_of(p->spart_bytes);
+    for (int k = 0; k < p->npend;) {
+        int i = p->pend[k];
+        if (p->mine[i] + sender_chunks(p, i, n) < n) {
+            k++;
+            continue;
+        }
+        p->pend[k] = p->pend[--p->npend];
+        took_whole(r, p, i);
     }
 }
 
@@ -236,6 +342,7 @@ static void begin_round(hmpi_req_t *r, part_t *p)
     p->first = 0;
     p->sleft = p->sparts;
     p->left = p->parts;
+    p->npend = 0;
     p->err = MPI_SUCCESS;
     if (p->dead) {
         if (p->dead == MPI_ERR_OTHER)
@@ -260,6 +367,8 @@ static int recv_progress(hmpi_req_t *r)
         uint64_t m = atomic_load_explicit(&p->sctl->marked, memory_order_acquire);
         if (m != p->seen)
             take_marked(r, p, m);
+        if (p->npend)
+            take_pending(r, p);
         if (p->sleft)
             return 0;
     }
@@ -290,10 +399,10 @@ static int pair(part_t *p, const part_ctl_t *ctl, uint64_t gen, int src)
     }
     uint64_t parts = HMPI_READ_ONCE(ctl->parts), pb = HMPI_READ_ONCE(ctl->part_bytes);
     const char *data = HMPI_READ_ONCE(ctl->data);
-    int cma = HMPI_READ_ONCE(ctl->cma) != 0;
+    int cma = HMPI_READ_ONCE(ctl->cma) != 0, help = HMPI_READ_ONCE(ctl->help) != 0;
     const char *bad = NULL;
     if (parts < 1 || parts > INT32_MAX ||
-        hmpi_heap_owner((const char *)ctl + ctl_bytes(parts) - 1) != src)
+        hmpi_heap_owner((const char *)ctl + ctl_bytes(parts, help) - 1) != src)
         bad = "parts";
     else if (pb && parts > SIZE_MAX / pb)
         bad = "part_bytes";
@@ -317,7 +426,16 @@ static int pair(part_t *p, const part_ctl_t *ctl, uint64_t gen, int src)
      * once this receive took it): counted from the block's start. */
     p->seen = 0;
     p->took = calloc((size_t)parts, sizeof *p->took);
-    if (!p->took) {
+    /* The sender may help where it made room for it and this side's buffer, in the heap,
+     * takes the stream as it is. */
+    const char *to = (const char *)p->req->buf + p->req->t.lo;
+    p->help = help && parts <= HELP_PARTS && chunks_of(pb) >= 2 && p->contig &&
+              parts * pb == p->total && hmpi_heap_is_shared_range(to, p->total);
+    if (p->help) {
+        p->mine = calloc((size_t)parts, sizeof *p->mine);
+        p->pend = calloc((size_t)parts, sizeof *p->pend);
+    }
+    if (!p->took || (p->help && (!p->mine || !p->pend))) {
         hmpi_log_error("out of memory for a partitioned receive");
         p->dead = MPI_ERR_NO_MEM;
         return -1;
@@ -370,9 +488,40 @@ void hmpi_p2p_part_arrive(hmpi_env_t *e, int src)
 
 /* The request is a partitioned send to a local peer: its round is complete once the
  * receiver took it. */
+/* The sender's help, inside its own MPI calls: chunks of the partitions it marked, copied
+ * straight into the receiver's buffer beside the receiver (the control block's protocol).
+ * Looks again only once more partitions were marked. */
+static void help(hmpi_req_t *r, part_t *p)
+{
+    part_ctl_t *c = p->ctl;
+    uint64_t m = atomic_load_explicit(&c->marked, memory_order_relaxed);
+    if (m == p->hseen || atomic_load_explicit(&c->rround, memory_order_acquire) != p->round)
+        return;
+    char *to = (char *)(uintptr_t)atomic_load_explicit(&c->rbuf, memory_order_relaxed);
+    const char *from = p->bounce ? p->bounce : (const char *)r->buf + r->t.lo;
+    uint32_t n = chunks_of(p->part_bytes);
+    if (hmpi_heap_is_shared_range(to, p->total)) { /* (another process's word) */
+        for (int i = 0; i < p->parts; i++) {
+            if (atomic_load_explicit(&c->ready[i], memory_order_acquire) != p->round)
+                continue;
+            for (int k; (k = claim(&claims_of(c)[i], p->round, n)) >= 0;) {
+                size_t at = (size_t)i * p->part_bytes + (size_t)k * CHUNK;
+                size_t len = p->part_bytes - (size_t)k * CHUNK;
+                memcpy(to + at, from + at, len < CHUNK ? len : CHUNK);
+                atomic_store_explicit(&sdone_of(c)[i], p->round << 32 | ++p->hdone[i],
+                                      memory_order_release);
+                hmpi_stat_add(HMPI_STAT_part_chunks_by_sender, 1);
+            }
+        }
+    }
+    p->hseen = m;
+}
+
 static int send_progress(hmpi_req_t *r)
 {
     part_t *p = r->arg;
+    if (p->hdone)
+        help(r, p);
     if (atomic_load_explicit(&p->ctl->taken, memory_order_acquire) < p->round)
         return 0;
     hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
@@ -396,10 +545,17 @@ static int part_start(hmpi_req_t *r)
         hmpi_req_finish(r);
         return MPI_SUCCESS;
     }
-    if (p->send)
+    if (p->send) {
+        if (p->hdone) {
+            memset(p->hdone, 0, (size_t)p->parts * sizeof *p->hdone);
+            p->hseen = UINT64_MAX;
+        }
         return MPI_SUCCESS;
+    }
     memset(p->arrived, 0, (size_t)p->parts);
     hmpi_p2p_part_receiving++;
+    hmpi_stat_add(HMPI_STAT_part_rounds, 1);
+    hmpi_stat_add(HMPI_STAT_part_bytes, p->total);
     if (p->paired)
         begin_round(r, p);
     if (recv_progress(r)) /* everything may be marked already */
@@ -423,7 +579,11 @@ static void part_release(hmpi_req_t *r)
     free(p->took);
     free(p->remaining);
     free(p->arrived);
+    free(p->mine);
+    free(p->pend);
+    free(p->hdone);
     p->took = NULL, p->remaining = NULL, p->arrived = NULL;
+    p->mine = NULL, p->hdone = NULL, p->pend = NULL;
     r->arg = NULL;
     /* A receive freed before its sender's setup came stays in the list without its
      * request: that setup matched it (the order of initialization) and must not go to
@@ -450,8 +610,9 @@ const hmpi_req_ops_t hmpi_p2p_part_ops = {
 static int send_setup(hmpi_req_t *r, part_t *p)
 {
     const char *at = (const char *)r->buf + r->t.lo;
-    p->ctl = hmpi_heap_shared_alloc(ctl_bytes((uint64_t)p->parts));
-    if (!p->ctl)
+    int help = p->parts <= HELP_PARTS && chunks_of(p->part_bytes) >= 2;
+    p->ctl = hmpi_heap_shared_alloc(ctl_bytes((uint64_t)p->parts, help));
+    if (!p->ctl || (help && !(p->hdone = calloc((size_t)p->parts, sizeof *p->hdone))))
         return MPI_ERR_NO_MEM;
     const char *data = at;
     int cma = 0;
@@ -467,13 +628,14 @@ static int send_setup(hmpi_req_t *r, part_t *p)
         }
     }
     part_ctl_t *c = p->ctl;
-    memset(c, 0, ctl_bytes((uint64_t)p->parts));
+    memset(c, 0, ctl_bytes((uint64_t)p->parts, help));
     c->magic = CTL_MAGIC;
     c->gen = ++gens;
     c->parts = (uint64_t)p->parts;
     c->part_bytes = p->part_bytes;
     c->data = data;
     c->cma = (uint64_t)cma;
+    c->help = (uint64_t)help;
     if (hmpi_p2p_send_notice(p->local, HMPI_P2P_PART_SETUP, r->comm->ctx, r->comm->rank, r->tag, c,
                              c->gen) != 0)
         return MPI_ERR_NO_MEM;

@@ -8,14 +8,17 @@
  *    once with garbage, then starts and marks its next round, while the receiver lags:
  *    every few rounds it works a while before its MPI_Wait, so the sender's next round is
  *    marked before the receiver started it. A send that completed before its receiver
- *    took the buffer shows up as garbage in the receiver's data. */
+ *    took the buffer shows up as garbage in the receiver's data.
+ * Each with 16 KiB in all, then with 512 KiB (partitions of 128 KiB, which the sender
+ * helps the receiver copy). */
 #include "p2p_common.h"
 
 #include <time.h>
 
 static int rank, nranks;
-enum { PARTS = 4, N = 4096 }; /* ints in all: 16 KiB */
-static int static_buf[N];
+enum { PARTS = 4, BIG = 1 << 17 }; /* partitions; ints of the large case in all: 512 KiB */
+static size_t N = 4096;            /* ints in all: 16 KiB, or BIG */
+static int static_buf[BIG];
 
 static int value(int who, int round, size_t i)
 {
@@ -27,9 +30,10 @@ static void ring(int use_static, int rounds)
     int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
     int *s = use_static ? static_buf : malloc(N * sizeof(int)), *r = malloc(N * sizeof(int));
     MPI_Request q[2];
-    MPI_Psend_init(s, PARTS, N / PARTS, MPI_INT, right, 1, MPI_COMM_WORLD, MPI_INFO_NULL, &q[0]);
-    MPI_Precv_init(r, PARTS / 2, N / (PARTS / 2), MPI_INT, left, 1, MPI_COMM_WORLD, MPI_INFO_NULL,
-                   &q[1]);
+    MPI_Psend_init(s, PARTS, (MPI_Count)N / PARTS, MPI_INT, right, 1, MPI_COMM_WORLD, MPI_INFO_NULL,
+                   &q[0]);
+    MPI_Precv_init(r, PARTS / 2, (MPI_Count)N / (PARTS / 2), MPI_INT, left, 1, MPI_COMM_WORLD,
+                   MPI_INFO_NULL, &q[1]);
     for (int round = 0; round < rounds; round++) {
         for (size_t i = 0; i < N; i++)
             s[i] = value(rank, round, i);
@@ -68,7 +72,8 @@ static void race(int use_static, int rounds)
     MPI_Request q;
     if (rank % 2 == 0) {
         int *s = use_static ? static_buf : malloc(N * sizeof(int));
-        MPI_Psend_init(s, PARTS, N / PARTS, MPI_INT, partner, 2, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+        MPI_Psend_init(s, PARTS, (MPI_Count)N / PARTS, MPI_INT, partner, 2, MPI_COMM_WORLD,
+                       MPI_INFO_NULL, &q);
         for (int round = 0; round < rounds; round++) {
             for (size_t i = 0; i < N; i++)
                 s[i] = value(rank, round, i);
@@ -84,7 +89,8 @@ static void race(int use_static, int rounds)
             free(s);
     } else {
         int *r = malloc(N * sizeof(int));
-        MPI_Precv_init(r, 8, N / 8, MPI_INT, partner, 2, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+        MPI_Precv_init(r, 8, (MPI_Count)N / 8, MPI_INT, partner, 2, MPI_COMM_WORLD, MPI_INFO_NULL,
+                       &q);
         for (int round = 0; round < rounds; round++) {
             MPI_Start(&q);
             if (round % 7 == 3)
@@ -111,9 +117,15 @@ int main(int argc, char **argv)
     ring(1, 1000);
     race(0, 1000);
     race(1, 1000);
+    N = BIG; /* partitions of 128 KiB: the sender helps copy them (p2p/part.c) */
+    ring(0, 200);
+    ring(1, 200);
+    race(0, 300);
+    race(1, 300);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
-        printf("part_rounds: OK (%d ranks, 4 x 1,000 rounds)\n", nranks);
+        printf("part_rounds: OK (%d ranks, 4 x 1,000 rounds of 16 KiB, 1,000 of 512 KiB)\n",
+               nranks);
     MPI_Finalize();
     return 0;
 }
