@@ -62,7 +62,10 @@ static void wait_progress(int below)
     hmpi_p2p_unlock();
 }
 
-int hmpi_p2p_busy(void) { return hmpi_p2p_match.posted_head != NULL; }
+int hmpi_p2p_busy(void)
+{
+    return hmpi_p2p_match.posted_head != NULL || hmpi_p2p_part_receiving > 0;
+}
 
 void hmpi_p2p_progress(void)
 {
@@ -164,6 +167,9 @@ int hmpi_p2p_init(int provided)
     hmpi_p2p_lanes_connect();
     if (PMPI_Comm_dup(MPI_COMM_SELF, &hmpi_p2p_engine.poke_comm) == MPI_SUCCESS)
         PMPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, hmpi_p2p_engine.poke_comm, &hmpi_p2p_engine.poke_req);
+#if HMPI_MPI4_CALLS
+    hmpi_req_kind_register(HMPI_REQ_PART, &hmpi_p2p_part_ops); /* (part.c) */
+#endif
     hmpi_p2p_engine.cma_ok = cma_check();
     hmpi_p2p_engine.me->cma_ok = hmpi_p2p_engine.cma_ok;
     hmpi_wait_progress = wait_progress;
