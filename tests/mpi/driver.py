@@ -30,7 +30,8 @@ The scenarios below run fault_victim (--victim; see its banner for the modes):
                partition arrived: the sender while the receiver waits for the rest,
                the receiver while the sender waits for its buffer back
   kill-wait    a rank SIGKILLed while the others wait for it in MPI_Recv, MPI_Barrier,
-               MPI_Win_fence
+               MPI_Win_fence, and in the middle of an MPI_Iallreduce of 1 MiB (the
+               others in MPI_Wait)
   abort-wait   the last rank calls MPI_Abort while the others wait as above
   kill-sleep   kill-wait with HMPI_WAIT=sleep: the waiters sleep in a futex (bounded
                naps) when their peer dies
@@ -354,7 +355,7 @@ class Driver:
         self.fault_cases(["kill-part-send", "kill-part-recv"])
 
     def kill_wait(self):
-        self.fault_cases(["kill-recv", "kill-barrier", "kill-fence"])
+        self.fault_cases(["kill-recv", "kill-barrier", "kill-fence", "kill-iallreduce"])
 
     def abort_wait(self):
         self.fault_cases(["abort-recv", "abort-barrier", "abort-fence"])

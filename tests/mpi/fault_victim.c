@@ -19,6 +19,9 @@
  *   kill-recv | kill-barrier | kill-fence
  *                   the last rank SIGKILLs itself while the others wait for it in
  *                   MPI_Recv / MPI_Barrier / MPI_Win_fence
+ *   kill-iallreduce every rank starts an MPI_Iallreduce of 1 MiB (heap buffers); the last
+ *                   SIGKILLs itself 500 ms after its start, in the middle of it, while the
+ *                   others wait for it in MPI_Wait
  *   abort-recv | abort-barrier | abort-fence
  *                   the same, but the last rank calls MPI_Abort(MPI_COMM_WORLD, 7)
  *   hold DIR        every rank writes "pid address length" of a heap buffer to
@@ -280,6 +283,24 @@ static void fail_while_waited(const char *how, const char *where)
     }
     int x = rank;
     MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* all are up */
+    if (strcmp(where, "iallreduce") == 0) {
+        /* The victim's input is published when it dies: whether the others can finish
+         * the sum without it is the algorithm's business; their MPI_Finalize cannot. */
+        int n = (1 << 20) / (int)sizeof(double);
+        double *in = (double *)shared_buffer((size_t)n * sizeof(double)),
+               *out = (double *)shared_buffer((size_t)n * sizeof(double));
+        for (int i = 0; i < n; i++)
+            in[i] = rank + i;
+        MPI_Request q;
+        MPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q);
+        if (rank == victim) {
+            sleep_ms(500);
+            die_now("SIGKILLs itself in the middle of an MPI_Iallreduce");
+        }
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        MPI_Finalize();
+        exit(3);
+    }
     if (rank == victim) {
         sleep_ms(500); /* the others are spinning by now */
         if (abort_it) {
