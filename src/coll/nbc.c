@@ -146,8 +146,8 @@ static int op_start(hmpi_req_t *r)
 }
 
 /* One released operation kept for the next start: a program that starts a nonblocking
- * collective and waits for it, over and over, allocates none (a calloc and a free were a
- * third of an 8-byte MPI_Ibcast's cost). Any thread may take or leave it. */
+ * collective and waits for it, over and over, allocates none. Any thread may take or
+ * leave it. */
 static _Atomic(hmpi_coll_op_t *) spare;
 
 static void op_release(hmpi_req_t *r)
