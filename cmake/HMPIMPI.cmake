@@ -49,6 +49,26 @@ else()
   set(HMPI_MPI41_CALLS OFF)
 endif()
 
+# MPI 4's partitioned calls: MPICH 4 and Open MPI 5 have them (Open MPI 5's mpi.h still
+# says MPI_VERSION 3), Open MPI 4.1 does not (src/core/below.h, HMPI_MPI4_CALLS). Their
+# tests and benchmark are built where they are. MPICH 4.1 made the array of
+# MPI_Pready_list const, MPICH 4.0 and Open MPI 5.0 did not: HMPI's definition must say
+# what the mpi.h at hand declares.
+set(HMPI_MPI_PART OFF)
+if(MPI_C_VERSION_MAJOR GREATER_EQUAL 4 OR HMPI_OMPI_MAJOR GREATER_EQUAL 5)
+  set(HMPI_MPI_PART ON)
+  include(CheckCSourceCompiles)
+  set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+  set(CMAKE_REQUIRED_QUIET ON)
+  check_c_source_compiles([[
+#include <mpi.h>
+int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
+int main(void) { return 0; }
+]] HMPI_PREADY_LIST_CONST)
+  unset(CMAKE_REQUIRED_INCLUDES)
+  unset(CMAKE_REQUIRED_QUIET)
+endif()
+
 # Extra launcher flags the tests need: Open MPI refuses root and more ranks than cores
 # unless told. The benchmarks get only what they need to start: Open MPI turns
 # mpi_yield_when_idle on by itself when the ranks outnumber the cores, and forcing it

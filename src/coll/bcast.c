@@ -370,7 +370,11 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     hmpi_coll_op_t *op = NULL;
     if (!err) {
-        int lroot = c->local_of[root] >= 0 ? hmpi_coll_member(&s->team, root) : -1;
+        /* A flat team (or one still in its setup, which only a flat one starts here) has
+         * member i at comm rank i; its members are not known until the setup ends. */
+        int lroot = s->mode != HMPI_COLL_HIER ? root
+                    : c->local_of[root] >= 0  ? hmpi_coll_member(&s->team, root)
+                                              : -1;
         hmpi_coll_phase_fn flat[] = {hmpi_coll_phase_bcast};
         hmpi_coll_phase_fn root_node[] = {hmpi_coll_phase_bcast, leaders_ibcast};
         hmpi_coll_phase_fn other_node[] = {leaders_ibcast, bcast_from_leader};

@@ -7,6 +7,7 @@
 #include "../common/log.h"
 #include "../heap/heap.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,13 +145,21 @@ static int op_start(hmpi_req_t *r)
     return MPI_SUCCESS;
 }
 
+/* One released operation kept for the next start: a program that starts a nonblocking
+ * collective and waits for it, over and over, allocates none. Any thread may take or
+ * leave it. */
+static _Atomic(hmpi_coll_op_t *) spare;
+
 static void op_release(hmpi_req_t *r)
 {
     hmpi_coll_op_t *op = r->arg;
     if (!op)
         return;
     HMPI_ASSERT(!op->queued); /* released only once complete, or inactive */
-    free(op);
+    hmpi_coll_op_t *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&spare, &none, op, memory_order_release,
+                                                 memory_order_relaxed))
+        free(op);
     r->arg = NULL;
 }
 
@@ -171,8 +180,10 @@ hmpi_coll_op_t *hmpi_coll_op_new(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
                                  const hmpi_coll_phase_fn *phases)
 {
     HMPI_ASSERT_INTERNAL(n >= 0 && n < HMPI_COLL_PHASES);
-    hmpi_coll_op_t *op = calloc(1, sizeof *op);
-    if (!op)
+    hmpi_coll_op_t *op = atomic_exchange_explicit(&spare, NULL, memory_order_acquire);
+    if (op)
+        memset(op, 0, sizeof *op);
+    else if (!(op = calloc(1, sizeof *op)))
         return NULL;
     op->s = s;
     op->c = c;

@@ -756,7 +756,7 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
         op->root = 0; /* the node's result at its leader, in place in recvbuf */
         op->in = op->in == recvbuf ? recvbuf : op->in;
     } else {
-        op->root = all ? 0 : hmpi_coll_member(&s->team, root);
+        op->root = all ? 0 : root; /* a flat team's member i is comm rank i (bcast.c) */
     }
     if ((err = hmpi_layout_get(type, 1, &op->one)) != MPI_SUCCESS ||
         (err = hmpi_layout_get(type, count, &op->l)) != MPI_SUCCESS) {

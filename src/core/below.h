@@ -59,16 +59,18 @@
 
 /* MPI 4.0's calls that HMPI defines and Open MPI 5.0 declares too, though its mpi.h says
  * MPI 3.1 (MPI_VERSION 3): MPI_Isendrecv and MPI_Isendrecv_replace (mpi/pt2pt.c),
- * MPI_Comm_idup_with_info (mpi/comm.c), the persistent collectives (coll/), and the
- * sessions: MPI_Session_init and MPI_Session_finalize are HMPI's life (mpi/init.c), the
- * rest its checks of them (mpi/session.c) and the constructors from groups
- * (mpi/comm.c). Guarded by MPI_VERSION alone they were passed through there, and
- * MPI_Isendrecv hung as issue 40 tells (tests/check_surface.py). */
+ * MPI_Comm_idup_with_info (mpi/comm.c), the persistent collectives (coll/), the
+ * partitioned calls (mpi/part.c, p2p/part.c), and the sessions: MPI_Session_init and
+ * MPI_Session_finalize are HMPI's life (mpi/init.c), the rest its checks of them
+ * (mpi/session.c) and the constructors from groups (mpi/comm.c); not Open MPI 4.1.
+ * Guarded by MPI_VERSION alone they were passed through there, and MPI_Isendrecv hung as
+ * issue 40 tells (tests/check_surface.py). */
 #if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define HMPI_MPI4_CALLS 1
 #define HMPI_BELOW_CALLS_40(X)                                                             \
     X(Isendrecv) X(Isendrecv_replace) X(Comm_idup_with_info) X(Session_init)               \
     X(Session_finalize) X(Barrier_init) X(Bcast_init) X(Allreduce_init) X(Reduce_init)      \
+    X(Psend_init) X(Precv_init) X(Pready) X(Pready_range) X(Pready_list) X(Parrived)        \
     X(Comm_create_from_group) X(Intercomm_create_from_groups) X(Group_from_session_pset)  \
     X(Session_get_num_psets) X(Session_get_nth_pset) X(Session_get_info)                   \
     X(Session_get_pset_info) X(Session_get_errhandler) X(Session_set_errhandler)           \
@@ -402,6 +404,12 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Bcast_init hmpi_below.Bcast_init
 #define PMPI_Allreduce_init hmpi_below.Allreduce_init
 #define PMPI_Reduce_init hmpi_below.Reduce_init
+#define PMPI_Psend_init hmpi_below.Psend_init
+#define PMPI_Precv_init hmpi_below.Precv_init
+#define PMPI_Pready hmpi_below.Pready
+#define PMPI_Pready_range hmpi_below.Pready_range
+#define PMPI_Pready_list hmpi_below.Pready_list
+#define PMPI_Parrived hmpi_below.Parrived
 #define PMPI_Comm_create_from_group hmpi_below.Comm_create_from_group
 #define PMPI_Intercomm_create_from_groups hmpi_below.Intercomm_create_from_groups
 #define PMPI_Group_from_session_pset hmpi_below.Group_from_session_pset

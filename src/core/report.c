@@ -65,6 +65,7 @@ static void make_rows(void)
     add_row(p2p, "pipe", HMPI_STAT_msgs_pipe, NONE, NONE, HMPI_STAT_bytes_pipe);
     add_row(p2p, "bounce", HMPI_STAT_bounced, NONE, NONE, NONE);
     add_row(p2p, "remote", HMPI_STAT_msgs_remote, NONE, NONE, HMPI_STAT_bytes_remote);
+    add_row(p2p, "partitioned", HMPI_STAT_part_rounds, NONE, NONE, HMPI_STAT_part_bytes);
     /* Each collective of stats.def: done by HMPI, and passed to the MPI below. */
     for (int s = 0; s < HMPI_STAT_COUNT; s++) {
         const char *n = hmpi_stat_name((hmpi_stat_t)s);

@@ -20,6 +20,8 @@ int hmpi_tag_ub = 32767;
 static int check_data(const void *buf, int count, MPI_Datatype type, hmpi_layout_t *t)
 {
     int err = hmpi_check_count(count, "count");
+    if (!err && hmpi_check_null_empty(type, count, t))
+        return MPI_SUCCESS;
     if (!err)
         err = hmpi_layout_get(type, count, t);
     if (!err)

@@ -239,6 +239,13 @@ static void take_queue(void)
                 continue;
             }
         }
+#if HMPI_MPI4_CALLS
+        if (HMPI_READ_ONCE(e->proto) == HMPI_P2P_PART_SETUP) {
+            hmpi_p2p_part_arrive(e, hmpi_heap_owner(e)); /* never a receive's match */
+            n = next;
+            continue;
+        }
+#endif
         arrive(e);
         n = next;
     }

@@ -34,10 +34,11 @@ typedef enum {
     HMPI_PROTO_COUNT
 } hmpi_proto_t;
 
-/* The proto of an envelope that carries no message: it announces its sender's new lane
- * to the receiver (lane.c), which takes it from the queue in the order of the sender's
- * messages and never matches it. */
-enum { HMPI_P2P_LANE_OPEN = 0xff };
+/* The protos of envelopes that carry no message, notices the receiver takes from the
+ * queue in the order of the sender's messages and never matches against a receive:
+ * LANE_OPEN announces the sender's new lane (lane.c); PART_SETUP a partitioned send's
+ * control block (part.c), which only a partitioned receive can match. */
+enum { HMPI_P2P_PART_SETUP = 0xfe, HMPI_P2P_LANE_OPEN = 0xff };
 
 /* Envelope states. The receiver moves PENDING -> MATCHED (synergistic only) -> DONE;
  * after DONE it never touches the envelope again and the sender may reuse it. A sender
@@ -280,8 +281,9 @@ int hmpi_p2p_recv_post(hmpi_req_t *r);
  * requests (req.c), a poke of the MPI below now and then. */
 void hmpi_p2p_progress(void);
 /* True when local peers may be waiting for this rank's progress (posted receives that
- * a synchronous or rendezvous send waits to see matched): then the engine does not
- * block inside the MPI below but polls both. */
+ * a synchronous or rendezvous send waits to see matched, partitioned receives whose
+ * senders wait for them to copy): then the engine does not block inside the MPI below
+ * but polls both. */
 int hmpi_p2p_busy(void);
 /* Advances r (progress included) and tells whether it is complete; without the
  * engine's progress (check). */
@@ -385,9 +387,13 @@ int hmpi_p2p_pack_into(hmpi_req_t *r, void *dst, size_t bytes);
 /* Whether the program rewrote the n bytes at p since their last send (send.c). */
 int hmpi_p2p_rewritten(const unsigned char *p, size_t n);
 
-/* Announces my new lane to local receiver dst by its queue, numbered among my messages
- * to it (proto HMPI_P2P_LANE_OPEN, data the lane): 0, or -1 without an envelope. */
-int hmpi_p2p_send_lane_open(int dst, char *lane);
+/* A notice to local receiver dst by its queue, numbered among my messages to it: proto
+ * (HMPI_P2P_LANE_OPEN, HMPI_P2P_PART_SETUP), and the envelope's ctx, src, tag, data and
+ * size as the notice's reader takes them. Complete as it is pushed (nothing watched);
+ * the receiver gives the envelope back DONE as it takes the notice in. 0, or -1
+ * without an envelope. */
+int hmpi_p2p_send_notice(int dst, int proto, uint32_t ctx, int src, int tag, const void *data,
+                         uint64_t size);
 
 /* Completes the sends whose envelopes are DONE and lets the sender help the
  * synergistic copies its receivers matched (progress polls only watched envelopes). */
@@ -405,6 +411,17 @@ hmpi_env_t *hmpi_p2p_lane_look(int dst);
 void hmpi_p2p_lane_open(int dst);
 /* The receiver's side of an announcement (arrival.c takes it from the queue). */
 void hmpi_p2p_lane_attach(hmpi_env_t *e, int src);
+
+/* ---- part.c ---------------------------------------------------------------------- */
+
+/* The receiver's side of a partitioned send's setup notice from local rank src (arrival.c
+ * takes it from the queue): matched against the partitioned receives in the order of
+ * their initialization, or kept until one is made. Gives the envelope back DONE. */
+void hmpi_p2p_part_arrive(hmpi_env_t *e, int src);
+/* The row of HMPI_REQ_PART, and the partitioned receives started and not complete (a
+ * local sender waits for this rank to copy their partitions: hmpi_p2p_busy). */
+extern const hmpi_req_ops_t hmpi_p2p_part_ops;
+extern HMPI_HIDDEN int hmpi_p2p_part_receiving;
 
 /* ---- arrival.c ------------------------------------------------------------------- */
 

@@ -49,7 +49,8 @@ void hmpi_p2p_lane_open(int dst)
         return;
     hmpi_lane_init(l, hmpi_p2p_engine.lane_k, hmpi_p2p_engine.env_bytes, HMPI_P2P_LANE_STATE,
                    HMPI_ENV_DONE);
-    if (hmpi_p2p_send_lane_open(dst, l) != 0) {
+    if (hmpi_p2p_send_notice(dst, HMPI_P2P_LANE_OPEN, 0, hmpi_node.rank, 0, l,
+                             hmpi_p2p_engine.lane_bytes) != 0) {
         hmpi_heap_free(l);
         return;
     }

@@ -54,6 +54,21 @@ int hmpi_p2p_probe(hmpi_comm_t *c, MPI_Comm comm, int source, int tag, int block
 int hmpi_p2p_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *req,
                    MPI_Status *status, const char *fn);
 
+/* Partitioned point-to-point (MPI-4.1 §4; part.c), where the MPI below has it
+ * (HMPI_MPI4_CALLS). MPI_Psend_init (send) and MPI_Precv_init: partitions partitions of
+ * count elements each of a's type at a's buffer, with a's peer and tag on a's
+ * communicator (a->t: the layout of one element; a->count is not read). HMPI's request
+ * for a peer on this node or MPI_PROC_NULL, the MPI below's own (info goes to it) for
+ * another node's peer or a communicator HMPI does not accelerate. */
+int hmpi_p2p_part_init(const hmpi_p2p_args_t *a, int send, int partitions, MPI_Count count,
+                       MPI_Info info, MPI_Request *req, const char *fn);
+/* MPI_Pready (ONE: partition low), MPI_Pready_range (low..high) and MPI_Pready_list (the
+ * high partitions of list) of request req, ours or the MPI below's. */
+enum { HMPI_P2P_PREADY_ONE, HMPI_P2P_PREADY_RANGE, HMPI_P2P_PREADY_LIST };
+int hmpi_p2p_pready(MPI_Request req, int how, int low, int high, const int list[], const char *fn);
+/* MPI_Parrived of partition of req (MPI_REQUEST_NULL and an inactive request say true). */
+int hmpi_p2p_parrived(MPI_Request req, int partition, int *flag, const char *fn);
+
 /* MPI_Start of *req, ours or the MPI below's. */
 int hmpi_p2p_start(MPI_Request *req, const char *fn);
 

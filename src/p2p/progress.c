@@ -62,7 +62,10 @@ static void wait_progress(int below)
     hmpi_p2p_unlock();
 }
 
-int hmpi_p2p_busy(void) { return hmpi_p2p_match.posted_head != NULL; }
+int hmpi_p2p_busy(void)
+{
+    return hmpi_p2p_match.posted_head != NULL || hmpi_p2p_part_receiving > 0;
+}
 
 void hmpi_p2p_progress(void)
 {
@@ -191,6 +194,9 @@ int hmpi_p2p_init(int provided)
     }
     hmpi_p2p_lanes_connect();
     below_comms_make();
+#if HMPI_MPI4_CALLS
+    hmpi_req_kind_register(HMPI_REQ_PART, &hmpi_p2p_part_ops); /* (part.c) */
+#endif
     hmpi_p2p_engine.cma_ok = cma_check();
     hmpi_p2p_engine.me->cma_ok = hmpi_p2p_engine.cma_ok;
     hmpi_wait_progress = wait_progress;

@@ -265,21 +265,20 @@ static void push(hmpi_env_t *e, int dst)
     hmpi_wait_wake(dst);
 }
 
-/* A lane's announcement: an envelope with no message, complete for its sender as it is
- * pushed (nothing watched), given back DONE by the receiver as it attaches the lane. */
-int hmpi_p2p_send_lane_open(int dst, char *lane)
+int hmpi_p2p_send_notice(int dst, int proto, uint32_t ctx, int src, int tag, const void *data,
+                         uint64_t size)
 {
     hmpi_env_t *e = env_get();
     if (!e)
         return -1;
-    e->ctx = 0;
-    e->src = hmpi_node.rank;
-    e->tag = 0;
-    e->proto = HMPI_P2P_LANE_OPEN;
+    e->ctx = ctx;
+    e->src = src;
+    e->tag = tag;
+    e->proto = (uint8_t)proto;
     e->sync = 0;
     e->src_local = (uint16_t)hmpi_node.rank;
-    e->size = hmpi_p2p_engine.lane_bytes;
-    e->data = lane;
+    e->size = size;
+    e->data = data;
     hmpi_env_own(e)->sreq = NULL;
     hmpi_env_own(e)->bounce = NULL;
     hmpi_env_own(e)->user_data = 0;

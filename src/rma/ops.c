@@ -81,42 +81,71 @@ static inline void copy(void *dst, const void *src, size_t n)
     }
 }
 
-static MPI_Request done_request(void)
+/* What sets one call apart from the other three: its name, its direction, and for the
+ * request forms where the request goes. */
+typedef struct {
+    const char *fn;
+    int kind;             /* HMPI_RMA_PUT or HMPI_RMA_GET */
+    int request_form;     /* MPI_Rput or MPI_Rget */
+    MPI_Request *request; /* theirs */
+} call_t;
+
+/* The call itself, made to the MPI below. */
+static int below(const call_t *c, const side_t *o, int target_rank, MPI_Aint target_disp,
+                 int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    return hmpi_req_done(0);
+    void *addr = (void *)o->addr; /* an MPI_Get's origin is theirs to write */
+    if (c->kind == HMPI_RMA_PUT)
+        return c->request_form
+                   ? PMPI_Rput(addr, o->count, o->type, target_rank, target_disp, target_count,
+                               target_datatype, win, c->request)
+                   : PMPI_Put(addr, o->count, o->type, target_rank, target_disp, target_count,
+                              target_datatype, win);
+    return c->request_form ? PMPI_Rget(addr, o->count, o->type, target_rank, target_disp,
+                                       target_count, target_datatype, win, c->request)
+                           : PMPI_Get(addr, o->count, o->type, target_rank, target_disp,
+                                      target_count, target_datatype, win);
 }
 
-/* MPI_Put past the direct case: checks, the MPI below, CMA, derived types. */
-__attribute__((noinline)) static int put_full(hmpi_win_t *w, const void *origin_addr,
-                                               int origin_count, MPI_Datatype origin_datatype,
-                                               int target_rank, MPI_Aint target_disp,
-                                               int target_count, MPI_Datatype target_datatype,
-                                               MPI_Win win)
+/* A request form's request once the operation is complete (MPI_SUCCESS, or the error). */
+static int done(const call_t *c, int err)
 {
-    int check = w ? hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank,
-                                   w->size, target_count, target_datatype)
+    if (err == MPI_SUCCESS && c->request_form &&
+        (*c->request = hmpi_req_done(0)) == MPI_REQUEST_NULL)
+        err = MPI_ERR_NO_MEM;
+    return err;
+}
+
+/* Any of the four calls past the direct case: checks, MPI_PROC_NULL, the MPI below, CMA,
+ * derived types. */
+__attribute__((noinline)) static int full(const call_t *c, hmpi_win_t *w, const side_t *o,
+                                           int target_rank, MPI_Aint target_disp,
+                                           int target_count, MPI_Datatype target_datatype,
+                                           MPI_Win win)
+{
+    int check = w ? hmpi_check_rma(o->addr, o->count, o->type, target_rank, w->size,
+                                   target_count, target_datatype)
                   : MPI_SUCCESS;
+    if (!check && w && c->request_form && !c->request)
+        check = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     if (check)
-        return hmpi_raise_win(win, check, "MPI_Put");
+        return hmpi_raise_win(win, check, c->fn);
     if (!w)
-        return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                        target_count, target_datatype, win);
+        return below(c, o, target_rank, target_disp, target_count, target_datatype, win);
     if (target_rank == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    int err = hmpi_rma_check_access(w, target_rank, 0);
-    if (err != MPI_SUCCESS)
-        return hmpi_raise_win(win, err, "MPI_Put");
-    if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
+        return hmpi_raise_win(win, done(c, MPI_SUCCESS), c->fn);
+    int err = hmpi_rma_check_access(w, target_rank, c->request_form);
+    if (err == MPI_SUCCESS && w->mem[target_rank].path == HMPI_RMA_BELOW) {
         err = hmpi_rma_check_below(w, target_rank, target_disp, target_count, target_datatype);
         if (err != MPI_SUCCESS)
-            return hmpi_raise_win(win, err, "MPI_Put");
-        hmpi_rma_count_below(HMPI_RMA_PUT, origin_count, origin_datatype);
-        return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                        target_count, target_datatype, win);
+            return hmpi_raise_win(win, err, c->fn);
+        hmpi_rma_count_below(c->kind, o->count, o->type);
+        return below(c, o, target_rank, target_disp, target_count, target_datatype, win);
     }
-    side_t o = {origin_addr, origin_count, origin_datatype};
-    return hmpi_raise_win(win, move_local(w, HMPI_RMA_PUT, &o, target_rank, target_disp,
-                                          target_count, target_datatype), "MPI_Put");
+    if (err == MPI_SUCCESS)
+        err = done(c, move_local(w, c->kind, o, target_rank, target_disp, target_count,
+                                 target_datatype));
+    return hmpi_raise_win(win, err, c->fn);
 }
 
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -133,43 +162,11 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
         hmpi_rma_count_local(HMPI_RMA_PUT, d.bytes, 0);
         return MPI_SUCCESS;
     }
-    return put_full(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, win);
+    static const call_t c = {"MPI_Put", HMPI_RMA_PUT, 0, NULL};
+    side_t o = {origin_addr, origin_count, origin_datatype};
+    return full(&c, w, &o, target_rank, target_disp, target_count, target_datatype, win);
 }
 HMPI_PMPI(Put)
-
-/* MPI_Get past the direct case: checks, the MPI below, CMA, derived types. */
-__attribute__((noinline)) static int get_full(hmpi_win_t *w, void *origin_addr,
-                                               int origin_count, MPI_Datatype origin_datatype,
-                                               int target_rank, MPI_Aint target_disp,
-                                               int target_count, MPI_Datatype target_datatype,
-                                               MPI_Win win)
-{
-    int check = w ? hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank,
-                                   w->size, target_count, target_datatype)
-                  : MPI_SUCCESS;
-    if (check)
-        return hmpi_raise_win(win, check, "MPI_Get");
-    if (!w)
-        return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                        target_count, target_datatype, win);
-    if (target_rank == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    int err = hmpi_rma_check_access(w, target_rank, 0);
-    if (err != MPI_SUCCESS)
-        return hmpi_raise_win(win, err, "MPI_Get");
-    if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
-        err = hmpi_rma_check_below(w, target_rank, target_disp, target_count, target_datatype);
-        if (err != MPI_SUCCESS)
-            return hmpi_raise_win(win, err, "MPI_Get");
-        hmpi_rma_count_below(HMPI_RMA_GET, origin_count, origin_datatype);
-        return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                        target_count, target_datatype, win);
-    }
-    side_t o = {origin_addr, origin_count, origin_datatype};
-    return hmpi_raise_win(win, move_local(w, HMPI_RMA_GET, &o, target_rank, target_disp,
-                                          target_count, target_datatype), "MPI_Get");
-}
 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
             int target_rank, MPI_Aint target_disp, int target_count,
@@ -185,8 +182,9 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
         hmpi_rma_count_local(HMPI_RMA_GET, d.bytes, 0);
         return MPI_SUCCESS;
     }
-    return get_full(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, win);
+    static const call_t c = {"MPI_Get", HMPI_RMA_GET, 0, NULL};
+    side_t o = {origin_addr, origin_count, origin_datatype};
+    return full(&c, w, &o, target_rank, target_disp, target_count, target_datatype, win);
 }
 HMPI_PMPI(Get)
 
@@ -195,38 +193,10 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
     HMPI_ENTER("MPI_Rput");
-    hmpi_win_t *w = hmpi_win_get(win);
-    int check = w ? hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank,
-                                   w->size, target_count, target_datatype)
-                  : MPI_SUCCESS;
-    if (!check && w && !request)
-        check = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
-    if (check)
-        return hmpi_raise_win(win, check, "MPI_Rput");
-    if (!w)
-        return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                         target_count, target_datatype, win, request);
-    if (target_rank == MPI_PROC_NULL)
-        return hmpi_raise_win(win, (*request = done_request()) == MPI_REQUEST_NULL
-                                       ? MPI_ERR_NO_MEM
-                                       : MPI_SUCCESS, "MPI_Rput");
-    int err = hmpi_rma_check_access(w, target_rank, 1);
-    if (err != MPI_SUCCESS)
-        return hmpi_raise_win(win, err, "MPI_Rput");
-    if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
-        err = hmpi_rma_check_below(w, target_rank, target_disp, target_count, target_datatype);
-        if (err != MPI_SUCCESS)
-            return hmpi_raise_win(win, err, "MPI_Rput");
-        hmpi_rma_count_below(HMPI_RMA_PUT, origin_count, origin_datatype);
-        return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                         target_count, target_datatype, win, request);
-    }
+    call_t c = {"MPI_Rput", HMPI_RMA_PUT, 1, request};
     side_t o = {origin_addr, origin_count, origin_datatype};
-    err = move_local(w, HMPI_RMA_PUT, &o, target_rank, target_disp, target_count,
-                     target_datatype);
-    if (err == MPI_SUCCESS && (*request = done_request()) == MPI_REQUEST_NULL)
-        err = MPI_ERR_NO_MEM;
-    return hmpi_raise_win(win, err, "MPI_Rput");
+    return full(&c, hmpi_win_get(win), &o, target_rank, target_disp, target_count,
+                target_datatype, win);
 }
 HMPI_PMPI(Rput)
 
@@ -235,37 +205,9 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
     HMPI_ENTER("MPI_Rget");
-    hmpi_win_t *w = hmpi_win_get(win);
-    int check = w ? hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank,
-                                   w->size, target_count, target_datatype)
-                  : MPI_SUCCESS;
-    if (!check && w && !request)
-        check = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
-    if (check)
-        return hmpi_raise_win(win, check, "MPI_Rget");
-    if (!w)
-        return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                         target_count, target_datatype, win, request);
-    if (target_rank == MPI_PROC_NULL)
-        return hmpi_raise_win(win, (*request = done_request()) == MPI_REQUEST_NULL
-                                       ? MPI_ERR_NO_MEM
-                                       : MPI_SUCCESS, "MPI_Rget");
-    int err = hmpi_rma_check_access(w, target_rank, 1);
-    if (err != MPI_SUCCESS)
-        return hmpi_raise_win(win, err, "MPI_Rget");
-    if (w->mem[target_rank].path == HMPI_RMA_BELOW) {
-        err = hmpi_rma_check_below(w, target_rank, target_disp, target_count, target_datatype);
-        if (err != MPI_SUCCESS)
-            return hmpi_raise_win(win, err, "MPI_Rget");
-        hmpi_rma_count_below(HMPI_RMA_GET, origin_count, origin_datatype);
-        return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                         target_count, target_datatype, win, request);
-    }
+    call_t c = {"MPI_Rget", HMPI_RMA_GET, 1, request};
     side_t o = {origin_addr, origin_count, origin_datatype};
-    err = move_local(w, HMPI_RMA_GET, &o, target_rank, target_disp, target_count,
-                     target_datatype);
-    if (err == MPI_SUCCESS && (*request = done_request()) == MPI_REQUEST_NULL)
-        err = MPI_ERR_NO_MEM;
-    return hmpi_raise_win(win, err, "MPI_Rget");
+    return full(&c, hmpi_win_get(win), &o, target_rank, target_disp, target_count,
+                target_datatype, win);
 }
 HMPI_PMPI(Rget)

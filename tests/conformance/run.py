@@ -41,7 +41,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIRS = ["pt2pt", "coll", "rma", "comm", "datatype", "attr", "group", "basic", "init",
-        "errhan", "info", "topo"]
+        "errhan", "info", "topo", "part"]
 NODE_DIRS = {"pt2pt", "coll", "rma", "comm"}  # also run with HMPI_NODE_SIZE=2
 DEFAULT_LIMIT = 180  # seconds, runtests's default timeLimit
 KILL_GRACE = 30  # seconds past the limit before the run is killed from here

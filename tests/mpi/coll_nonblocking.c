@@ -6,7 +6,9 @@
  * than they were started; mixed with point-to-point traffic and with blocking
  * collectives; a Test loop on a collective nobody waits for; persistent requests started
  * 1,000 times with their buffers changed between starts; MPI_Request_free of an inactive
- * persistent request. Standard MPI only. */
+ * persistent request; a rooted collective from a root other than 0 as a new
+ * communicator's first call (its setup still under way when the call starts). Standard
+ * MPI only. */
 #include "coll_common.h"
 
 /* MPICH declares MPI_STATUSES_IGNORE as (MPI_Status *)1 and annotates MPI_Waitall &
@@ -247,8 +249,41 @@ static void persistent(void)
 }
 #endif
 
+/* A new communicator's first collective is an MPI_Ibcast, or an MPI_Ireduce, from the
+ * last rank: the call starts before the communicator's setup ends, so the root's place
+ * in the team is not known yet at the start (it was taken for rank 0's). */
+static void first(void)
+{
+    enum { N = 100 };
+    for (int which = 0; which < 2; which++) {
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        int root = tc_size - 1, a[N], b[N];
+        for (int i = 0; i < N; i++)
+            a[i] = tc_int(41, which ? tc_rank : root, i), b[i] = -1;
+        MPI_Request q;
+        if (which == 0)
+            MPI_Ibcast(tc_rank == root ? a : b, N, MPI_INT, root, comm, &q);
+        else
+            MPI_Ireduce(a, b, N, MPI_INT, MPI_SUM, root, comm, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        for (int i = 0; i < N; i++) {
+            if (which == 0 && tc_rank != root)
+                CHECK(b[i] == tc_int(41, root, i), "first Ibcast from %d: [%d] = %d", root, i,
+                      b[i]);
+            if (which == 1 && tc_rank == root)
+                CHECK(b[i] == sum_of(41, tc_size, i), "first Ireduce to %d: [%d] = %d", root, i,
+                      b[i]);
+            if (which == 1 && tc_rank != root)
+                CHECK(b[i] == -1, "first Ireduce wrote a non-root's recvbuf: [%d] = %d", i, b[i]);
+        }
+        MPI_Comm_free(&comm);
+    }
+}
+
 static void run(void)
 {
+    first();
     MPI_Op_create(matmul, 0, &op_matmul);
     MPI_Type_contiguous(4, MPI_UNSIGNED, &type_mat);
     MPI_Type_commit(&type_mat);

@@ -26,8 +26,12 @@ The scenarios below run fault_victim (--victim; see its banner for the modes):
   kill-mid     a rank SIGKILLed in the middle of a 256 MiB synergistic transfer, as
                receiver and as sender; the same for a pipelined bounce (a private
                send buffer, HMPI_CMA=0)
+  kill-part    a rank SIGKILLed in a partitioned transfer of 256 MiB, once its first
+               partition arrived: the sender while the receiver waits for the rest,
+               the receiver while the sender waits for its buffer back
   kill-wait    a rank SIGKILLed while the others wait for it in MPI_Recv, MPI_Barrier,
-               MPI_Win_fence
+               MPI_Win_fence, and in the middle of an MPI_Iallreduce of 1 MiB (the
+               others in MPI_Wait)
   abort-wait   the last rank calls MPI_Abort while the others wait as above
   kill-sleep   kill-wait with HMPI_WAIT=sleep: the waiters sleep in a futex (bounded
                naps) when their peer dies
@@ -347,8 +351,11 @@ class Driver:
     def kill_mid(self):
         self.fault_cases(["kill-recv-mid", "kill-send-mid", "kill-recv-pipe", "kill-send-pipe"])
 
+    def kill_part(self):
+        self.fault_cases(["kill-part-send", "kill-part-recv"])
+
     def kill_wait(self):
-        self.fault_cases(["kill-recv", "kill-barrier", "kill-fence"])
+        self.fault_cases(["kill-recv", "kill-barrier", "kill-fence", "kill-iallreduce"])
 
     def abort_wait(self):
         self.fault_cases(["abort-recv", "abort-barrier", "abort-fence"])
@@ -553,7 +560,8 @@ def main():
         return probe(pp.parse_args().target)
     ap.add_argument("scenario",
                     choices=["debris", "kill", "bad-knob", "knob-typo", "no-region", "small-tmpfs",
-                             "split-dir", "kill-mid", "kill-wait", "abort-wait", "kill-sleep", "other-user",
+                             "split-dir", "kill-mid", "kill-part", "kill-wait", "abort-wait",
+                             "kill-sleep", "other-user",
                              "addr-taken", "rlimit-as", "tmpfs-full", "spin"])
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--program", required=True)

@@ -1,6 +1,7 @@
 # Argument checking (issue 8): included from tests/mpi/CMakeLists.txt.
 #   errors_args          one row per case (function, bad argument, error class) under
-#                        MPI_ERRORS_RETURN; the program goes on; user handlers on a
+#                        MPI_ERRORS_RETURN (partitioned calls' rows where the MPI has
+#                        them); the program goes on; user handlers on a
 #                        communicator and a window are called once per error
 #   errors_args_disabled the same rows against the MPI below alone (HMPI_DISABLE=1)
 #   errors_args_nocheck  HMPI_CHECK=0: the checks HMPI keeps, and valid arguments
@@ -32,15 +33,18 @@ add_executable(errors_fatal ${_err_dir}/errors_fatal.c)
 target_include_directories(errors_fatal PRIVATE ${PROJECT_SOURCE_DIR}/include)
 target_link_libraries(errors_fatal PRIVATE hmpi)
 find_program(HMPI_PYTHON3 python3 REQUIRED)
-set(_err_fatal send_rank bcast_root send_type acc_op before_init after_finalize)
+set(_fatal_cases send_rank bcast_root send_type acc_op before_init after_finalize)
+if(HMPI_MPI_PART)
+  list(APPEND _fatal_cases pready_range) # partitioned (MPICH 4, Open MPI 5)
+endif()
 if(HMPI_MPI4_CALLS)
-  list(APPEND _err_fatal session_rank session_group)
+  list(APPEND _fatal_cases session_rank session_group)
   hmpi_mpi_test(errors_sessions SOURCES ${_err_dir}/errors_sessions.c RANKS 2 4 NODE_SIZES 0 2
     ENV ${_err_env} TIMEOUT 60)
   hmpi_mpi_test(errors_sessions_disabled SOURCES ${_err_dir}/errors_sessions.c RANKS 2
     ENV ${_err_env} HMPI_DISABLE=1 TIMEOUT 60)
 endif()
-foreach(case ${_err_fatal})
+foreach(case ${_fatal_cases})
   set(_args --mpiexec ${HMPI_MPIEXEC} --program $<TARGET_FILE:errors_fatal> ${HMPI_EXIT_LOST})
   foreach(f ${HMPI_MPIEXEC_FLAGS})
     list(APPEND _args --launcher-flag=${f})

@@ -61,6 +61,14 @@ int main(int argc, char **argv)
         MPI_Accumulate(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, win);
         MPI_Win_fence(0, win);
         MPI_Win_free(&win);
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+    } else if (strcmp(c, "pready_range") == 0) {
+        MPI_Request q[2];
+        MPI_Psend_init(buf, 2, 1, MPI_INT, rank, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &q[0]);
+        MPI_Precv_init(buf + 2, 2, 1, MPI_INT, rank, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &q[1]);
+        MPI_Startall(2, q);
+        MPI_Pready(5, q[0]);
+#endif
     } else if (strcmp(c, "after_finalize") == 0) {
         MPI_Finalize();
         MPI_Send(buf, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);

@@ -19,6 +19,7 @@ EXPECT = {
     "bcast_root": ["error: MPI_Bcast: root 2 is not a rank of a communicator of size 2 (MPI_ERR_ROOT)"],
     "send_type": ["error: MPI_Send: datatype is not committed", "(MPI_ERR_TYPE)"],
     "acc_op": ["error: MPI_Accumulate: op is MPI_OP_NULL (MPI_ERR_OP)"],
+    "pready_range": ["error: MPI_Pready: partition 5 is outside 0..1 (MPI_ERR_ARG)"],
     "before_init": ["error: MPI_Send called before MPI_Init"],
     "after_finalize": ["error: MPI_Send called after MPI_Finalize"],
     "session_rank": ["error: MPI_Send: dest 7 is not a rank of a communicator of size 2 (MPI_ERR_RANK)"],

@@ -9,9 +9,19 @@
  *                   the same with a send buffer malloc'ed before MPI_Init (private):
  *                   with HMPI_CMA=0 the message goes by the pipelined bounce, the
  *                   sender filling while the receiver copies out
+ *   kill-part-send | kill-part-recv
+ *                   a partitioned transfer of 4 partitions of 64 MiB (heap buffers): once
+ *                   the receiver saw partition 0 arrive (MPI_Parrived) and said so, the
+ *                   sender (rank 0) SIGKILLs itself while the receiver waits in MPI_Wait
+ *                   for the rest, or the receiver (rank 1) SIGKILLs itself while the
+ *                   sender, having marked every partition, waits in MPI_Wait for its
+ *                   buffer back (where the MPI has partitioned calls)
  *   kill-recv | kill-barrier | kill-fence
  *                   the last rank SIGKILLs itself while the others wait for it in
  *                   MPI_Recv / MPI_Barrier / MPI_Win_fence
+ *   kill-iallreduce every rank starts an MPI_Iallreduce of 1 MiB (heap buffers); the last
+ *                   SIGKILLs itself 500 ms after its start, in the middle of it, while the
+ *                   others wait for it in MPI_Wait
  *   abort-recv | abort-barrier | abort-fence
  *                   the same, but the last rank calls MPI_Abort(MPI_COMM_WORLD, 7)
  *   hold DIR        every rank writes "pid address length" of a heap buffer to
@@ -218,6 +228,48 @@ static void kill_mid(int victim, uint8_t *preinit)
     exit(3);
 }
 
+/* ---- killed in a partitioned transfer ----------------------------------------------- */
+
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+static void kill_part(int victim)
+{
+    enum { PARTS = 4, PART = 64 << 20 };
+    CHECK(size >= 2, "needs 2 ranks");
+    MPI_Request q = MPI_REQUEST_NULL;
+    int word = 0;
+    if (rank == 0) {
+        uint8_t *buf = shared_buffer((size_t)PARTS * PART);
+        memset(buf, 0xA5, (size_t)PARTS * PART);
+        MPI_Psend_init(buf, PARTS, PART, MPI_BYTE, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+        MPI_Start(&q);
+        MPI_Pready(0, q);
+        MPI_Recv(&word, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (victim == 0)
+            die_now("SIGKILLs itself in a partitioned send, partition 0 taken");
+        MPI_Pready_range(1, PARTS - 1, q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+        uint8_t *buf = shared_buffer((size_t)PARTS * PART);
+        MPI_Precv_init(buf, PARTS, PART, MPI_BYTE, 0, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+        MPI_Start(&q);
+        for (int flag = 0; !flag;)
+            MPI_Parrived(q, 0, &flag);
+        MPI_Send(&word, 1, MPI_INT, 0, 6, MPI_COMM_WORLD);
+        if (victim == 1) {
+            sleep_ms(300); /* the sender marks the rest and waits for its buffer */
+            die_now("SIGKILLs itself in a partitioned receive, partition 0 taken");
+        }
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    }
+    fprintf(stderr,
+            "fault_victim: rank %d: the partitioned transfer completed without the "
+            "victim\n",
+            rank);
+    MPI_Finalize();
+    exit(3);
+}
+#endif
+
 /* ---- killed or aborting while the others wait for it ------------------------------- */
 
 static void fail_while_waited(const char *how, const char *where)
@@ -231,6 +283,24 @@ static void fail_while_waited(const char *how, const char *where)
     }
     int x = rank;
     MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* all are up */
+    if (strcmp(where, "iallreduce") == 0) {
+        /* The victim's input is published when it dies: whether the others can finish
+         * the sum without it is the algorithm's business; their MPI_Finalize cannot. */
+        int n = (1 << 20) / (int)sizeof(double);
+        double *in = (double *)shared_buffer((size_t)n * sizeof(double)),
+               *out = (double *)shared_buffer((size_t)n * sizeof(double));
+        for (int i = 0; i < n; i++)
+            in[i] = rank + i;
+        MPI_Request q;
+        MPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q);
+        if (rank == victim) {
+            sleep_ms(500);
+            die_now("SIGKILLs itself in the middle of an MPI_Iallreduce");
+        }
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        MPI_Finalize();
+        exit(3);
+    }
     if (rank == victim) {
         sleep_ms(500); /* the others are spinning by now */
         if (abort_it) {
@@ -358,6 +428,10 @@ int main(int argc, char **argv)
         kill_mid(1, preinit);
     } else if (strcmp(mode, "kill-send-mid") == 0 || strcmp(mode, "kill-send-pipe") == 0) {
         kill_mid(0, preinit);
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+    } else if (strcmp(mode, "kill-part-send") == 0 || strcmp(mode, "kill-part-recv") == 0) {
+        kill_part(strcmp(mode, "kill-part-send") == 0 ? 0 : 1);
+#endif
     } else if (strncmp(mode, "kill-", 5) == 0) {
         fail_while_waited("kill", mode + 5);
     } else if (strncmp(mode, "abort-", 6) == 0) {

@@ -3,7 +3,9 @@
  * everywhere, zero counts, MPI_STATUS(ES)_IGNORE, the statuses and indices of
  * Wait/Test{any,some,all} (MPI_UNDEFINED, empty statuses), Get_count/Get_elements on
  * derived types, Request_get_status, Request_free of an active send, and invalid
- * arguments returning the right error class under MPI_ERRORS_RETURN. */
+ * arguments returning the right error class under MPI_ERRORS_RETURN. Zero elements of
+ * MPI_DATATYPE_NULL are taken where the MPI below takes them (MPICH) and refused where it
+ * refuses them (Open MPI). */
 #include "p2p_common.h"
 #include "below_sym.h" /* BELOW(X): the MPI below's PMPI_X (HMPI exports PMPI_X too) */
 
@@ -46,10 +48,16 @@ static void check_empty(const MPI_Status *st, const char *what)
  * fails, that part of the status is not checked for nonblocking receives. */
 static int below_irecv_procnull_ok = 1;
 
+/* Does the MPI below take zero elements of MPI_DATATYPE_NULL (MPICH does, Open MPI
+ * refuses them)? HMPI must answer as it does. */
+static int below_null_empty_ok;
+
 static void probe_below(void)
 {
     MPI_Request rq;
     MPI_Status st;
+    below_null_empty_ok =
+        BELOW(Send)(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, comm) == MPI_SUCCESS;
     BELOW(Irecv)(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rq);
     BELOW(Wait)(&rq, &st);
     below_irecv_procnull_ok = st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG;
@@ -312,6 +320,24 @@ static void zero_and_ignore(void)
     CHECK(p2p_count(&st, vec) == 0 && st.MPI_SOURCE == src, "0 vectors: count %d from %d",
           p2p_count(&st, vec), st.MPI_SOURCE);
     MPI_Type_free(&vec);
+    /* zero elements of MPI_DATATYPE_NULL, as the MPI below takes them or not (MPICH's own
+     * suite sends such messages: part/nonblocking_pready) */
+    if (below_null_empty_ok) {
+        P2P_OK(MPI_Irecv(NULL, 0, MPI_DATATYPE_NULL, src, 14, comm, &rq[0]));
+        P2P_OK(MPI_Send(NULL, 0, MPI_DATATYPE_NULL, dst, 14, comm));
+        P2P_OK(MPI_Wait(&rq[0], &st));
+        CHECK(st.MPI_SOURCE == src && p2p_count(&st, MPI_BYTE) == 0,
+              "0 of MPI_DATATYPE_NULL: source %d, %d bytes", st.MPI_SOURCE,
+              p2p_count(&st, MPI_BYTE));
+        P2P_OK(MPI_Isend(NULL, 0, MPI_DATATYPE_NULL, dst, 15, comm, &rq[1]));
+        P2P_OK(MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, src, 15, comm, &st));
+        P2P_OK(MPI_Wait(&rq[1], MPI_STATUS_IGNORE));
+        CHECK(st.MPI_SOURCE == src && st.MPI_TAG == 15, "0 of MPI_DATATYPE_NULL: from %d tag %d",
+              st.MPI_SOURCE, st.MPI_TAG);
+    } else {
+        P2P_FAILS(MPI_ERR_TYPE, MPI_Send(NULL, 0, MPI_DATATYPE_NULL, dst, 14, comm));
+        P2P_FAILS(MPI_ERR_TYPE, MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, src, 14, comm, &st));
+    }
 
     /* every call that takes a status, with MPI_STATUS_IGNORE */
     int flag = 0, idx = -1, outc = -1, indices[2];
