@@ -174,6 +174,68 @@ static inline void bench_usage_or_error(int rank, const char *prog, const char *
         fputs(usage, stdout);
 }
 
+/* ---- the communicators a benchmark runs on: --comm=world|group|both ------------------ */
+
+/* MPI 4's sessions: MPICH 4, and Open MPI 5, whose mpi.h says MPI_VERSION 3. */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#define BENCH_SESSIONS 1
+#endif
+
+/* Which: MPI_COMM_WORLD, a communicator of the same ranks from MPI_Comm_create_from_group
+ * (MPI 4's sessions: the group of the pset mpi://WORLD), or both, measured in turns. */
+enum { BENCH_COMM_WORLD = 1, BENCH_COMM_GROUP = 2, BENCH_COMM_BOTH = 3 };
+
+static inline int bench_parse_comm(const char *s, int *out_p)
+{
+    static const char *const names[] = {"world", "group", "both"};
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(s, names[i]) == 0) {
+            *out_p = i + 1;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+#ifdef BENCH_SESSIONS
+static MPI_Session bench_session = MPI_SESSION_NULL; /* bench_group_comm's */
+#endif
+
+/* After MPI_Init: the communicator from a group, made from a session opened for it, or
+ * MPI_COMM_NULL where the MPI below has no sessions (Open MPI 4.1). The session
+ * asks for MPI_THREAD_SINGLE, as MPI_Init does: MPICH's sessions default to
+ * MPI_THREAD_MULTIPLE, under which HMPI takes its locks. */
+static inline MPI_Comm bench_group_comm(void)
+{
+    MPI_Comm c = MPI_COMM_NULL;
+#ifdef BENCH_SESSIONS
+    MPI_Info info;
+    MPI_Group g;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "thread_level", "MPI_THREAD_SINGLE");
+    if (MPI_Session_init(info, MPI_ERRORS_RETURN, &bench_session) == MPI_SUCCESS &&
+        MPI_Group_from_session_pset(bench_session, "mpi://WORLD", &g) == MPI_SUCCESS) {
+        if (MPI_Comm_create_from_group(g, "org.hmpi.bench", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL,
+                                       &c) != MPI_SUCCESS)
+            c = MPI_COMM_NULL;
+        MPI_Group_free(&g);
+    }
+    MPI_Info_free(&info);
+#endif
+    return c;
+}
+
+/* Before MPI_Finalize: frees c and the session it came from. */
+static inline void bench_group_comm_free(MPI_Comm *c)
+{
+    if (*c != MPI_COMM_NULL)
+        MPI_Comm_free(c);
+#ifdef BENCH_SESSIONS
+    if (bench_session != MPI_SESSION_NULL)
+        MPI_Session_finalize(&bench_session);
+#endif
+}
+
 /* ---- statistics --------------------------------------------------------------------- */
 
 /* qsort order of doubles, ascending. */

@@ -14,7 +14,9 @@
  * do, by plain memcpy: after a barrier every rank copies its own block and reads the
  * block meant for it from every other rank's send buffer, which lies in an MPI-3
  * shared-memory window (one copy per byte, all ranks at once, no other sync): the
- * memory's bound on what an all-to-all can take here. */
+ * memory's bound on what an all-to-all can take here. --comm runs the collectives on
+ * MPI_COMM_WORLD, on a communicator of the same ranks from MPI_Comm_create_from_group,
+ * or on both in turns (tests TEST_group). */
 #define _GNU_SOURCE
 #include "bench_util.h"
 
@@ -44,6 +46,7 @@ typedef struct {
     unsigned tests;
     size_t min, max;
     int factor, reps, iters, quick, help, preinit;
+    int comm; /* BENCH_COMM_WORLD, _GROUP or _BOTH (bench_util.h) */
 } opts_t;
 
 static const char usage[] =
@@ -57,6 +60,9 @@ static const char usage[] =
     "  -r, --reps N       repetitions, the median is reported (default 11)\n"
     "  -i, --iters N      calls per repetition at 8 B (fewer for large sizes; default 200)\n"
     "  -b, --buffer KIND  heap (malloc'ed after MPI_Init, default) or preinit (before)\n"
+    "  -c, --comm WHICH   world (MPI_COMM_WORLD, default), group (a communicator of the\n"
+    "                     same ranks from MPI_Comm_create_from_group, MPI 4) or both,\n"
+    "                     alternating repetitions; the group's tests are named TEST_group\n"
     "  -q, --quick        8 B, 4 KiB, 64 KiB; one repetition of a few calls\n";
 
 static size_t parse_size(const char *s)
@@ -72,13 +78,13 @@ static size_t parse_size(const char *s)
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){DEFAULT_TESTS, 8, 4 << 20, 2, 11, 200, 0, 0, 0};
+    *o = (opts_t){DEFAULT_TESTS, 8, 4 << 20, 2, 11, 200, 0, 0, 0, BENCH_COMM_WORLD};
     static const struct option longopts[] = {
-        {"tests", 1, 0, 't'}, {"min", 1, 0, 'm'},   {"max", 1, 0, 'M'},   {"factor", 1, 0, 'f'},
+        {"tests", 1, 0, 't'}, {"min", 1, 0, 'm'},   {"max", 1, 0, 'M'},    {"factor", 1, 0, 'f'},
         {"reps", 1, 0, 'r'},  {"iters", 1, 0, 'i'}, {"buffer", 1, 0, 'b'}, {"quick", 0, 0, 'q'},
-        {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+        {"help", 0, 0, 'h'},  {"comm", 1, 0, 'c'},  {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "t:m:M:f:r:i:b:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "t:m:M:f:r:i:b:c:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
             o->tests = 0;
@@ -103,6 +109,10 @@ static int parse(int argc, char **argv, opts_t *o)
             break;
         case 'q': o->quick = 1; break;
         case 'h': o->help = 1; break;
+        case 'c':
+            if (bench_parse_comm(optarg, &o->comm) != 0)
+                return -1;
+            break;
         default: return -1;
         }
     }
@@ -122,7 +132,11 @@ typedef struct {
     unsigned char *a, *b; /* send and receive: max * n bytes each */
     unsigned char *w;     /* alltoall_copy: the send buffer, in a shared-memory window */
     unsigned char **peer; /* [rank]: its w, as this rank sees it */
-    MPI_Request pers;     /* allreduce_init: the persistent request of the size measured */
+    MPI_Request pers[2];  /* allreduce_init: the persistent request of the size measured,
+                             one per communicator */
+    MPI_Comm comm;        /* the one the calls run on now: comms[k] */
+    MPI_Comm comms[2];
+    int k, ncomms; /* MPI_COMM_WORLD and/or the communicator from a group */
 } ctx_t;
 
 static int reduces(int t)
@@ -141,22 +155,14 @@ static void call(const ctx_t *c, int t, size_t size)
 {
     int count = (int)size;
     switch (t) {
-    case T_BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
-    case T_BCAST: MPI_Bcast(c->a, count, MPI_BYTE, 0, MPI_COMM_WORLD); break;
-    case T_ALLREDUCE:
-        MPI_Allreduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        break;
-    case T_REDUCE:
-        MPI_Reduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-        break;
-    case T_ALLTOALL:
-        MPI_Alltoall(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, MPI_COMM_WORLD);
-        break;
-    case T_ALLGATHER:
-        MPI_Allgather(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, MPI_COMM_WORLD);
-        break;
+    case T_BARRIER: MPI_Barrier(c->comm); break;
+    case T_BCAST: MPI_Bcast(c->a, count, MPI_BYTE, 0, c->comm); break;
+    case T_ALLREDUCE: MPI_Allreduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, c->comm); break;
+    case T_REDUCE: MPI_Reduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, 0, c->comm); break;
+    case T_ALLTOALL: MPI_Alltoall(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, c->comm); break;
+    case T_ALLGATHER: MPI_Allgather(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, c->comm); break;
     case T_ALLTOALL_COPY:
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(c->comm);
         for (int k = 0; k < c->n; k++) { /* each rank starts with its own block */
             int j = (c->rank + k) % c->n;
             memcpy(c->b + (size_t)j * size, c->peer[j] + (size_t)c->rank * size, size);
@@ -164,25 +170,25 @@ static void call(const ctx_t *c, int t, size_t size)
         break;
     case T_IBARRIER: {
         MPI_Request q;
-        MPI_Ibarrier(MPI_COMM_WORLD, &q);
+        MPI_Ibarrier(c->comm, &q);
         MPI_Wait(&q, MPI_STATUS_IGNORE);
         break;
     }
     case T_IBCAST: {
         MPI_Request q;
-        MPI_Ibcast(c->a, count, MPI_BYTE, 0, MPI_COMM_WORLD, &q);
+        MPI_Ibcast(c->a, count, MPI_BYTE, 0, c->comm, &q);
         MPI_Wait(&q, MPI_STATUS_IGNORE);
         break;
     }
     case T_IALLREDUCE:
     case T_IALLREDUCE_OVERLAP: {
         MPI_Request q;
-        MPI_Iallreduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q);
+        MPI_Iallreduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, c->comm, &q);
         MPI_Wait(&q, MPI_STATUS_IGNORE);
         break;
     }
     case T_ALLREDUCE_INIT: {
-        MPI_Request q = c->pers;
+        MPI_Request q = c->pers[c->k];
         MPI_Start(&q);
         MPI_Wait(&q, MPI_STATUS_IGNORE);
         break;
@@ -193,11 +199,11 @@ static void call(const ctx_t *c, int t, size_t size)
 /* Makes the persistent request of allreduce_init for size (freed by unprepare). */
 static void prepare(ctx_t *c, int t, size_t size)
 {
-    c->pers = MPI_REQUEST_NULL;
+    c->pers[c->k] = MPI_REQUEST_NULL;
 #if MPI_VERSION >= 4
     if (t == T_ALLREDUCE_INIT)
-        MPI_Allreduce_init(c->a, c->b, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
-                           MPI_INFO_NULL, &c->pers);
+        MPI_Allreduce_init(c->a, c->b, (int)(size / 8), MPI_DOUBLE, MPI_SUM, c->comm, MPI_INFO_NULL,
+                           &c->pers[c->k]);
 #else
     (void)t, (void)size;
 #endif
@@ -205,8 +211,8 @@ static void prepare(ctx_t *c, int t, size_t size)
 
 static void unprepare(ctx_t *c)
 {
-    if (c->pers != MPI_REQUEST_NULL)
-        MPI_Request_free(&c->pers);
+    if (c->pers[c->k] != MPI_REQUEST_NULL)
+        MPI_Request_free(&c->pers[c->k]);
 }
 
 /* Runs test t at size once with known data and checks the result; aborts when wrong. */
@@ -268,7 +274,7 @@ static void verify(const ctx_t *c, int t, size_t size)
     }
     if (bad) {
         fprintf(stderr, "coll: rank %d: %s at %zu B: %d wrong values\n", me, test_name[t], size, bad);
-        MPI_Abort(MPI_COMM_WORLD, 3);
+        MPI_Abort(c->comm, 3);
     }
 }
 
@@ -290,17 +296,17 @@ static double measure_overlap(const ctx_t *c, size_t size)
     double v[MAX_REPS];
     for (int r = 0; r < o->reps; r++) {
         double t[3] = {0, 0, 0}, sum[3]; /* pure, overall, compute: means per call */
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(c->comm);
         double t0 = MPI_Wtime();
         for (long i = 0; i < iters; i++)
             call(c, T_IALLREDUCE, size);
         t[0] = (MPI_Wtime() - t0) / (double)iters * 1e6;
-        MPI_Allreduce(MPI_IN_PLACE, &t[0], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &t[0], 1, MPI_DOUBLE, MPI_MAX, c->comm);
+        MPI_Barrier(c->comm);
         for (long i = 0; i < iters; i++) {
             MPI_Request q;
             double a = MPI_Wtime();
-            MPI_Iallreduce(c->a, c->b, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q);
+            MPI_Iallreduce(c->a, c->b, (int)(size / 8), MPI_DOUBLE, MPI_SUM, c->comm, &q);
             double b = MPI_Wtime();
             compute_for(t[0]);
             double d = MPI_Wtime();
@@ -309,7 +315,7 @@ static double measure_overlap(const ctx_t *c, size_t size)
             t[2] += (d - b) * 1e6;
         }
         t[1] /= (double)iters, t[2] /= (double)iters;
-        MPI_Allreduce(t, sum, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(t, sum, 3, MPI_DOUBLE, MPI_SUM, c->comm);
         double overlap = 100.0 * (1.0 - (sum[1] - sum[2]) / sum[0]);
         v[r] = overlap < 0 ? 0 : overlap;
     }
@@ -317,11 +323,19 @@ static double measure_overlap(const ctx_t *c, size_t size)
     return v[o->reps / 2];
 }
 
-/* Median over repetitions of the slowest rank's mean time per call (microseconds). */
-static double measure(const ctx_t *c, int t, size_t size)
+/* Median over repetitions of the slowest rank's mean time per call (microseconds), on
+ * each communicator, into out[k] for c->comms[k]: with two, the repetitions alternate
+ * between them (ABBA), so drift cancels in their ratio (the overlap test runs on each
+ * in turn). */
+static void measure(ctx_t *c, int t, size_t size, double *out)
 {
-    if (t == T_IALLREDUCE_OVERLAP)
-        return measure_overlap(c, size);
+    if (t == T_IALLREDUCE_OVERLAP) {
+        for (c->k = 0; c->k < c->ncomms; c->k++) {
+            c->comm = c->comms[c->k];
+            out[c->k] = measure_overlap(c, size);
+        }
+        return;
+    }
     const opts_t *o = c->o;
     int per_peer = t == T_ALLTOALL || t == T_ALLGATHER || t == T_ALLTOALL_COPY;
     size_t work = size * (per_peer ? (size_t)c->n : 1);
@@ -331,20 +345,29 @@ static double measure(const ctx_t *c, int t, size_t size)
     iters = iters < 3 ? 3 : iters > o->iters ? o->iters : iters;
     if (o->quick)
         iters = 5;
-    double v[MAX_REPS];
-    for (int w = 0; w < 2; w++) /* warm up */
-        call(c, t, size);
-    for (int r = 0; r < o->reps; r++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        for (long i = 0; i < iters; i++)
+    double v[2][MAX_REPS];
+    for (c->k = 0; c->k < c->ncomms; c->k++) {
+        c->comm = c->comms[c->k];
+        for (int w = 0; w < 2; w++) /* warm up */
             call(c, t, size);
-        double mine = (MPI_Wtime() - t0) / (double)iters * 1e6, slowest = 0;
-        MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        v[r] = slowest;
     }
-    qsort(v, (size_t)o->reps, sizeof v[0], bench_cmp_double);
-    return v[o->reps / 2];
+    for (int r = 0; r < o->reps; r++) {
+        for (int j = 0; j < c->ncomms; j++) {
+            c->k = r % 2 ? c->ncomms - 1 - j : j;
+            c->comm = c->comms[c->k];
+            MPI_Barrier(c->comm);
+            double t0 = MPI_Wtime();
+            for (long i = 0; i < iters; i++)
+                call(c, t, size);
+            double mine = (MPI_Wtime() - t0) / (double)iters * 1e6, slowest = 0;
+            MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+            v[c->k][r] = slowest;
+        }
+    }
+    for (int k = 0; k < c->ncomms; k++) {
+        qsort(v[k], (size_t)o->reps, sizeof v[k][0], bench_cmp_double);
+        out[k] = v[k][o->reps / 2];
+    }
 }
 
 /* alltoall_copy's send buffers: one shared-memory window over all ranks, which must
@@ -401,9 +424,28 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &c.n);
     if (!bad && o.preinit && c.n > early_ranks)
         bad = 1;
+    MPI_Comm group = MPI_COMM_NULL;
+    if (!bad && !o.help && o.comm & BENCH_COMM_GROUP) {
+        int grank = -1;
+        group = bench_group_comm();
+        if (group != MPI_COMM_NULL)
+            MPI_Comm_rank(group, &grank);
+        if (grank != c.rank) {
+            if (c.rank == 0)
+                fprintf(stderr, "coll: --comm: no communicator from a group with the world's "
+                                "ranks (MPI 4 sessions)\n");
+            bad = 1;
+        }
+    }
+    if (o.comm & BENCH_COMM_WORLD)
+        c.comms[c.ncomms++] = MPI_COMM_WORLD;
+    if (o.comm & BENCH_COMM_GROUP)
+        c.comms[c.ncomms++] = group;
+    c.comm = c.comms[0];
     if (bad || o.help) {
         if (c.rank == 0)
             fputs(usage, bad ? stderr : stdout);
+        bench_group_comm_free(&group);
         MPI_Finalize();
         return bad ? 2 : 0;
     }
@@ -426,9 +468,11 @@ int main(int argc, char **argv)
                          tests[0] ? "," : "", test_name[t]);
         bench_mpi_first_line(version, sizeof version);
         bench_hmpi_state(c.a, c.b, hmpi, sizeof hmpi);
-        printf("# coll: tests=%s sizes=%zu..%zu (%d) reps=%d iters=%d buffer=%s ranks=%d\n",
+        static const char *const comm_names[] = {"", "world", "group", "both"};
+        printf("# coll: tests=%s sizes=%zu..%zu (%d) reps=%d iters=%d buffer=%s ranks=%d "
+               "comm=%s\n",
                tests, sizes[0], sizes[nsizes - 1], nsizes, o.reps, o.iters,
-               o.preinit ? "preinit" : "heap", c.n);
+               o.preinit ? "preinit" : "heap", c.n, comm_names[o.comm]);
         printf("# mpi: %s\n# hmpi: %s\n", version, hmpi);
         printf("test,size,value,unit\n");
         fflush(stdout);
@@ -448,12 +492,18 @@ int main(int argc, char **argv)
             size_t size = once ? 0 : sizes[k];
             if (reduces(t) && size < 8)
                 continue;
-            prepare(&c, t, size);
-            verify(&c, t, size);
-            double v = measure(&c, t, size);
-            unprepare(&c);
-            if (c.rank == 0) {
-                printf("%s,%zu,%.6g,%s\n", test_name[t], size, v,
+            double v[2];
+            for (c.k = 0; c.k < c.ncomms; c.k++) {
+                c.comm = c.comms[c.k];
+                prepare(&c, t, size);
+                verify(&c, t, size);
+            }
+            measure(&c, t, size, v);
+            for (c.k = 0; c.k < c.ncomms; c.k++)
+                unprepare(&c);
+            for (int k = 0; c.rank == 0 && k < c.ncomms; k++) {
+                printf("%s%s,%zu,%.6g,%s\n", test_name[t],
+                       c.comms[k] == MPI_COMM_WORLD ? "" : "_group", size, v[k],
                        t == T_IALLREDUCE_OVERLAP ? "%" : "us");
                 fflush(stdout);
             }
@@ -464,6 +514,7 @@ int main(int argc, char **argv)
     free(c.peer);
     free(c.a);
     free(c.b);
+    bench_group_comm_free(&group);
     MPI_Finalize();
     return 0;
 }

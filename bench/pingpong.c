@@ -1,6 +1,8 @@
 /* pingpong.c: NetPIPE-style point-to-point benchmark in plain MPI: latency,
- * unidirectional and bidirectional bandwidth, message rate. Built against the MPI
- * below only; bench/run starts it under hmpirun, with and without HMPI_DISABLE=1.
+ * unidirectional and bidirectional bandwidth, message rate; on MPI_COMM_WORLD, on a
+ * communicator from MPI_Comm_create_from_group, or on both in turns (--comm). Built
+ * against the MPI below only; bench/run starts it under hmpirun, with and without
+ * HMPI_DISABLE=1.
  * Rank 0 prints CSV "test,size,value,unit" (lines starting with '#' are comments).
  * Every size is checked byte for byte before and after timing: a wrong byte aborts. */
 #ifndef _GNU_SOURCE
@@ -38,6 +40,7 @@ typedef struct {
     size_t min, max;  /* message sizes in bytes, after the caps of --buffer */
     int perturb, touch, quick, help;
     int iters, reps, pairs;
+    int comm; /* BENCH_COMM_WORLD, _GROUP or _BOTH (bench_util.h) */
     buf_mode_t buffer;
     char note[128];   /* what parsing adjusted, said by rank 0 once MPI is up */
 } opts_t;
@@ -49,6 +52,9 @@ typedef struct {
     const char *test;
     int rank, nranks, pairs;
     int round;        /* which pattern the buffers hold: 0 before timing, 1 after */
+    MPI_Comm comm;    /* the one the steps run on now: one of comms */
+    MPI_Comm comms[2];
+    int ncomms; /* MPI_COMM_WORLD and/or the communicator from a group */
     unsigned char *send, *recv;
     size_t bytes;
 } ctx_t;
@@ -121,7 +127,7 @@ static void checked_step(ctx_t *c, step_fn *step, size_t size, int window, int r
 {
     c->round = round;
     prepare(c, size, window);
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(c->comm);
     step(c, size, window, 1);
 }
 
@@ -142,13 +148,13 @@ static void step_latency(const ctx_t *c, size_t size, int window, int check)
     (void)window;
     int peer = c->rank ^ 1, n = (int)size;
     if (c->rank == 0) {
-        MPI_Send(c->send, n, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
-        MPI_Recv(c->recv, n, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(c->send, n, MPI_BYTE, peer, TAG_DATA, c->comm);
+        MPI_Recv(c->recv, n, MPI_BYTE, peer, TAG_DATA, c->comm, MPI_STATUS_IGNORE);
         received(c, size, 0, peer, check);
     } else if (c->rank == 1) {
-        MPI_Recv(c->recv, n, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(c->recv, n, MPI_BYTE, peer, TAG_DATA, c->comm, MPI_STATUS_IGNORE);
         received(c, size, 0, peer, check);
-        MPI_Send(c->send, n, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
+        MPI_Send(c->send, n, MPI_BYTE, peer, TAG_DATA, c->comm);
     }
 }
 
@@ -237,18 +243,16 @@ static void step_stream(const ctx_t *c, size_t size, int window, int check)
         return;
     if (c->rank % 2 == 0) {
         for (int k = 0; k < window; k++)
-            MPI_Isend(c->send + k * stride(size), n, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
-                      &req[k]);
+            MPI_Isend(c->send + k * stride(size), n, MPI_BYTE, peer, TAG_DATA, c->comm, &req[k]);
         MPI_Waitall(window, req, st);
-        MPI_Recv(&ack, 0, MPI_INT, peer, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(&ack, 0, MPI_INT, peer, TAG_ACK, c->comm, MPI_STATUS_IGNORE);
     } else {
         for (int k = 0; k < window; k++)
-            MPI_Irecv(c->recv + k * stride(size), n, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
-                      &req[k]);
+            MPI_Irecv(c->recv + k * stride(size), n, MPI_BYTE, peer, TAG_DATA, c->comm, &req[k]);
         MPI_Waitall(window, req, st);
         for (int k = 0; k < window; k++)
             received(c, size, k, peer, check);
-        MPI_Send(&ack, 0, MPI_INT, peer, TAG_ACK, MPI_COMM_WORLD);
+        MPI_Send(&ack, 0, MPI_INT, peer, TAG_ACK, c->comm);
     }
 }
 
@@ -261,10 +265,9 @@ static void step_bidir(const ctx_t *c, size_t size, int window, int check)
     if (c->rank > 1)
         return;
     for (int k = 0; k < window; k++)
-        MPI_Irecv(c->recv + k * stride(size), n, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
-                  &req[k]);
+        MPI_Irecv(c->recv + k * stride(size), n, MPI_BYTE, peer, TAG_DATA, c->comm, &req[k]);
     for (int k = 0; k < window; k++)
-        MPI_Isend(c->send + k * stride(size), n, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD,
+        MPI_Isend(c->send + k * stride(size), n, MPI_BYTE, peer, TAG_DATA, c->comm,
                   &req[window + k]);
     MPI_Waitall(2 * window, req, st);
     for (int k = 0; k < window; k++)
@@ -335,32 +338,44 @@ static long iterations(const opts_t *o, size_t bytes_per_iter)
     return n < 2 ? 2 : (long)n;
 }
 
-/* The median over --reps repetitions of one test at one size (meaningful on rank 0).
+/* The median over --reps repetitions of one test at one size on each communicator
+ * (meaningful on rank 0), into out[k] for c->comms[k]. With two, the repetitions
+ * alternate between them (ABBA), so drift during the point cancels in their ratio.
  * The data is checked before warmup and again after the timed repetitions, with a new
  * pattern: timed iterations resend the same bytes, so a copy skipped there would show
  * only as an impossible number. */
-static double measure(ctx_t *c, const test_t *t, size_t size)
+static void measure(ctx_t *c, const test_t *t, size_t size, double *out)
 {
     int window = t->windowed ? window_for(c, size) : 1;
     long iters = iterations(c->o, size * window), warm = iters / 10 > 0 ? iters / 10 : 1;
-    double vals[MAX_REPS];
+    double vals[2][MAX_REPS];
 
     c->test = t->name;
     c->pairs = t->all_pairs ? c->o->pairs : 1;
-    checked_step(c, t->step, size, window, 0);
-    for (long i = 0; i < warm; i++)
-        t->step(c, size, window, 0);
-    for (int r = 0; r < c->o->reps; r++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        for (long i = 0; i < iters; i++)
+    for (int k = 0; k < c->ncomms; k++) {
+        c->comm = c->comms[k];
+        checked_step(c, t->step, size, window, 0);
+        for (long i = 0; i < warm; i++)
             t->step(c, size, window, 0);
-        double secs = MPI_Wtime() - t0, slowest = 0;
-        MPI_Reduce(&secs, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        vals[r] = t->value(size, window, c->pairs, iters, slowest);
     }
-    checked_step(c, t->step, size, window, 1);
-    return bench_median(vals, c->o->reps);
+    for (int r = 0; r < c->o->reps; r++) {
+        for (int j = 0; j < c->ncomms; j++) {
+            int k = r % 2 ? c->ncomms - 1 - j : j;
+            c->comm = c->comms[k];
+            MPI_Barrier(c->comm);
+            double t0 = MPI_Wtime();
+            for (long i = 0; i < iters; i++)
+                t->step(c, size, window, 0);
+            double secs = MPI_Wtime() - t0, slowest = 0;
+            MPI_Reduce(&secs, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+            vals[k][r] = t->value(size, window, c->pairs, iters, slowest);
+        }
+    }
+    for (int k = 0; k < c->ncomms; k++) {
+        c->comm = c->comms[k];
+        checked_step(c, t->step, size, window, 1);
+        out[k] = bench_median(vals[k], c->o->reps);
+    }
 }
 
 static int make_sizes(const opts_t *o, size_t *sizes)
@@ -392,9 +407,11 @@ static void print_header(const ctx_t *c, const size_t *sizes, int n)
     }
     bench_mpi_version(version, sizeof version);
     bench_hmpi_state(c->send, c->recv, hmpi, sizeof hmpi);
+    static const char *const comm_names[] = {"", "world", "group", "both"};
     printf("# pingpong: tests=%s sizes=%zu..%zu (%d) perturb=%d touch=%d iters=%d reps=%d "
-           "buffer=%s pairs=%d ranks=%d\n", tests, sizes[0], sizes[n - 1], n, o->perturb,
-           o->touch, o->iters, o->reps, buf_names[o->buffer], o->pairs, c->nranks);
+           "buffer=%s pairs=%d ranks=%d comm=%s\n",
+           tests, sizes[0], sizes[n - 1], n, o->perturb, o->touch, o->iters, o->reps,
+           buf_names[o->buffer], o->pairs, c->nranks, comm_names[o->comm]);
     printf("# mpi: %s\n# hmpi: %s\n", version, hmpi);
     if (o->note[0])
         printf("# note: %s\n", o->note);
@@ -460,9 +477,18 @@ static void run(ctx_t *c)
                  o->pairs);
         for (int k = 0; k < (t->fixed ? 1 : n); k++) {
             size_t size = t->fixed ? t->fixed : sizes[k];
-            double v = measure(c, t, size);
-            if (c->rank == 0) {
-                printf("%s,%zu,%.6g,%s\n", name, size, v, t->unit);
+            double v[2];
+            if (i == TEST_FLOOR) { /* no communicator: once */
+                ctx_t one = *c;
+                one.ncomms = 1;
+                measure(&one, t, size, v);
+            } else {
+                measure(c, t, size, v);
+            }
+            for (int m = 0; c->rank == 0 && m < (i == TEST_FLOOR ? 1 : c->ncomms); m++) {
+                printf("%s%s,%zu,%.6g,%s\n", name,
+                       c->comms[m] == MPI_COMM_WORLD || i == TEST_FLOOR ? "" : "_group", size, v[m],
+                       t->unit);
                 fflush(stdout);
             }
         }
@@ -514,6 +540,10 @@ static const char usage[] =
     "        global        static arrays: --max is capped at 64 MiB\n"
     "        stack         the main stack: --max is capped at 1 MiB, windows at 1 MiB,\n"
     "                      and ulimit -s must allow 3 MiB\n"
+    "      --comm=WHICH    where the tests run: world (MPI_COMM_WORLD, default), group\n"
+    "                      (a communicator of the same ranks from MPI_Comm_create_from_group,\n"
+    "                      MPI 4), or both, alternating repetitions; the group's tests are\n"
+    "                      named TEST_group\n"
     "  -q, --quick         smoke test: sizes up to 1 KiB, 20 iterations, 1 repetition\n"
     "  -h, --help          this text\n"
     "Each message of a window has its own buffer slot (so no two pending receives\n"
@@ -538,17 +568,24 @@ static int parse_tests(const char *s, unsigned *out_p)
  * the reason in err. */
 static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
 {
-    enum { OPT_MIN = 256, OPT_MAX, OPT_PERTURB, OPT_TOUCH, OPT_BUFFER };
+    enum { OPT_MIN = 256, OPT_MAX, OPT_PERTURB, OPT_TOUCH, OPT_BUFFER, OPT_COMM };
     static const struct option longopts[] = {
-        {"tests", required_argument, NULL, 't'}, {"pairs", required_argument, NULL, 'p'},
-        {"min", required_argument, NULL, OPT_MIN}, {"max", required_argument, NULL, OPT_MAX},
-        {"perturb", no_argument, NULL, OPT_PERTURB}, {"touch", no_argument, NULL, OPT_TOUCH},
-        {"iters", required_argument, NULL, 'i'}, {"reps", required_argument, NULL, 'r'},
-        {"buffer", required_argument, NULL, OPT_BUFFER}, {"quick", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"tests", required_argument, NULL, 't'},
+        {"pairs", required_argument, NULL, 'p'},
+        {"min", required_argument, NULL, OPT_MIN},
+        {"max", required_argument, NULL, OPT_MAX},
+        {"perturb", no_argument, NULL, OPT_PERTURB},
+        {"touch", no_argument, NULL, OPT_TOUCH},
+        {"iters", required_argument, NULL, 'i'},
+        {"reps", required_argument, NULL, 'r'},
+        {"buffer", required_argument, NULL, OPT_BUFFER},
+        {"quick", no_argument, NULL, 'q'},
+        {"comm", required_argument, NULL, OPT_COMM},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int opt, bad = 0;
-    *o = (opts_t){.tests = DEFAULT_TESTS, .pairs = 1, .buffer = BUF_HEAP};
+    *o = (opts_t){.tests = DEFAULT_TESTS, .pairs = 1, .comm = BENCH_COMM_WORLD, .buffer = BUF_HEAP};
     opterr = 0;
     while (!bad && (opt = getopt_long(argc, argv, "t:p:i:r:qh", longopts, NULL)) != -1) {
         switch (opt) {
@@ -562,6 +599,7 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
         case 'r': bad = bench_parse_int(optarg, 1, MAX_REPS, &o->reps); break;
         case 'q': o->quick = 1; break;
         case 'h': o->help = 1; break;
+        case OPT_COMM: bad = bench_parse_comm(optarg, &o->comm); break;
         case OPT_BUFFER:
             bad = -1;
             for (int b = 0; b < 4; b++) {
@@ -649,8 +687,28 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &c.nranks);
     if (!bad && !o.help)
         bad = check_job(&o, c.nranks, c.bytes, err, sizeof err);
+    MPI_Comm group = MPI_COMM_NULL;
+    if (!bad && !o.help && o.comm & BENCH_COMM_GROUP) {
+        int grank = -1;
+        group = bench_group_comm();
+        if (group != MPI_COMM_NULL)
+            MPI_Comm_rank(group, &grank);
+        if (grank != c.rank) {
+            snprintf(err, sizeof err,
+                     "--comm=%s: no communicator from a group with the world's "
+                     "ranks (MPI 4 sessions)",
+                     o.comm == BENCH_COMM_GROUP ? "group" : "both");
+            bad = -1;
+        }
+    }
+    if (o.comm & BENCH_COMM_WORLD)
+        c.comms[c.ncomms++] = MPI_COMM_WORLD;
+    if (o.comm & BENCH_COMM_GROUP)
+        c.comms[c.ncomms++] = group;
+    c.comm = c.comms[0];
     if (bad || o.help) {
         bench_usage_or_error(c.rank, "pingpong", bad ? err : NULL, usage);
+        bench_group_comm_free(&group);
         MPI_Finalize();
         return bad ? 2 : 0;
     }
@@ -685,6 +743,7 @@ int main(int argc, char **argv)
         free(c.send);
         free(c.recv);
     }
+    bench_group_comm_free(&group);
     MPI_Finalize();
     return 0;
 }

@@ -57,7 +57,7 @@ static void *scratch_claim(hmpi_coll_team_t *t, hmpi_coll_scratch_t *sc, uint64_
     void *p = hmpi_heap_shared_alloc(want);
     if (!p) {
         hmpi_log_error("collectives: cannot get %zu bytes of shared scratch; stopping", want);
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     hmpi_heap_free(sc->p);
     sc->p = p;
@@ -80,7 +80,7 @@ void *hmpi_coll_alloc(size_t n)
     void *p = hmpi_heap_malloc(n ? n : 1);
     if (!p) {
         hmpi_log_error("collectives: out of memory (%zu bytes); stopping", n);
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     return p;
 }
@@ -168,7 +168,7 @@ hmpi_coll_comm_t *hmpi_coll_setup_begin(hmpi_comm_t *c)
     setup_rec_t *rec = malloc(sizeof(setup_rec_t) * ((size_t)c->size + 1));
     if (!s || !rec) {
         hmpi_log_error("collectives: out of memory setting up a communicator");
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     hmpi_coll_team_t *t = &s->team;
     t->ep.slot = (unsigned char **)(s + 1);
@@ -202,7 +202,7 @@ hmpi_coll_comm_t *hmpi_coll_setup_begin(hmpi_comm_t *c)
                                    MPI_BYTE, c->handle);
     if (err != MPI_SUCCESS) {
         hmpi_log_error("collectives: the setup's allgather failed");
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     return s;
 }
@@ -266,7 +266,7 @@ static void setup_end(hmpi_comm_t *c, hmpi_coll_comm_t *s)
         uint8_t *cut = topology ? malloc((size_t)t->ep.n) : NULL;
         if (topology && !cut) { /* every member must cut alike */
             hmpi_log_error("collectives: out of memory setting up a communicator");
-            PMPI_Abort(MPI_COMM_WORLD, 1);
+            PMPI_Abort(hmpi_node.world, 1);
         }
         for (int i = 1; cut && i < t->ep.n; i++)
             cut[i] =
@@ -300,7 +300,7 @@ int hmpi_coll_setup_test(hmpi_comm_t *c, hmpi_coll_comm_t *s)
         int flag = 0;
         if (PMPI_Test(&s->setup_req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
             hmpi_log_error("collectives: the setup's allgather failed");
-            PMPI_Abort(MPI_COMM_WORLD, 1);
+            PMPI_Abort(hmpi_node.world, 1);
         }
         if (!flag)
             return 0;
@@ -317,7 +317,17 @@ static void setup_wait(hmpi_comm_t *c, hmpi_coll_comm_t *s)
     if (s->setup_req != MPI_REQUEST_NULL &&
         hmpi_p2p_below_wait(&s->setup_req, MPI_STATUS_IGNORE, HMPI_WAIT_COLL) != MPI_SUCCESS) {
         hmpi_log_error("collectives: the setup's allgather failed");
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
+    }
+    if (c->has_remote) {
+        /* No nonblocking collective sets up a communicator that spans nodes
+         * (hmpi_coll_get_nb), so none ends this setup meanwhile; and its leaders' split
+         * blocks in the MPI below, which must not happen under the engine lock: another
+         * thread's collective on another communicator would wait for the lock while its
+         * peers wait for it in their own split (sessions_mixed_threads hung so at 4 ranks
+         * on two nodes). */
+        hmpi_coll_setup_test(c, s);
+        return;
     }
     hmpi_p2p_lock(); /* (a nonblocking collective's progress may end it meanwhile) */
     hmpi_coll_setup_test(c, s);

@@ -17,7 +17,7 @@ static void *shared_buf(size_t n)
     void *p = hmpi_heap_shared_alloc(n ? n : 1);
     if (!p) {
         hmpi_log_error("collectives: no shared memory for %zu bytes; stopping", n);
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     return p;
 }

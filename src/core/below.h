@@ -29,7 +29,8 @@
     X(Comm_create_group) X(Comm_disconnect) X(Comm_dup) X(Comm_dup_with_info) X(Comm_free)  \
     X(Comm_idup) X(Comm_split) X(Comm_split_type) X(Compare_and_swap)                       \
     X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Exscan) X(Fetch_and_op)            \
-    X(Finalize) X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Graph_create) X(Ibsend)     \
+    X(Finalize) X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Graph_create) X(Group_free) \
+    X(Ibsend)                                                                              \
     X(Improbe) X(Imrecv) X(Init) X(Init_thread) X(Intercomm_merge) X(Iprobe) X(Irecv)       \
     X(Irsend) X(Isend) X(Issend) X(Mprobe) X(Mrecv) X(Neighbor_allgather)                   \
     X(Neighbor_allgatherv) X(Neighbor_alltoall) X(Neighbor_alltoallv) X(Neighbor_alltoallw)  \
@@ -58,16 +59,22 @@
 
 /* MPI 4.0's calls that HMPI defines and Open MPI 5.0 declares too, though its mpi.h says
  * MPI 3.1 (MPI_VERSION 3): MPI_Isendrecv and MPI_Isendrecv_replace (mpi/pt2pt.c),
- * MPI_Comm_idup_with_info (mpi/comm.c), MPI_Session_init and MPI_Session_finalize
- * (mpi/init.c), the persistent collectives (coll/), the partitioned calls (mpi/part.c,
- * p2p/part.c; not Open MPI 4.1). Guarded by MPI_VERSION alone they were passed through
- * there, and MPI_Isendrecv hung as issue 40 tells (tests/check_surface.py). */
+ * MPI_Comm_idup_with_info (mpi/comm.c), the persistent collectives (coll/), the
+ * partitioned calls (mpi/part.c, p2p/part.c), and the sessions: MPI_Session_init and
+ * MPI_Session_finalize are HMPI's life (mpi/init.c), the rest its checks of them
+ * (mpi/session.c) and the constructors from groups (mpi/comm.c); not Open MPI 4.1.
+ * Guarded by MPI_VERSION alone they were passed through there, and MPI_Isendrecv hung as
+ * issue 40 tells (tests/check_surface.py). */
 #if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define HMPI_MPI4_CALLS 1
 #define HMPI_BELOW_CALLS_40(X)                                                             \
     X(Isendrecv) X(Isendrecv_replace) X(Comm_idup_with_info) X(Session_init)               \
-    X(Session_finalize) X(Barrier_init) X(Bcast_init) X(Allreduce_init) X(Reduce_init)     \
-    X(Psend_init) X(Precv_init) X(Pready) X(Pready_range) X(Pready_list) X(Parrived)
+    X(Session_finalize) X(Barrier_init) X(Bcast_init) X(Allreduce_init) X(Reduce_init)      \
+    X(Psend_init) X(Precv_init) X(Pready) X(Pready_range) X(Pready_list) X(Parrived)        \
+    X(Comm_create_from_group) X(Intercomm_create_from_groups) X(Group_from_session_pset)  \
+    X(Session_get_num_psets) X(Session_get_nth_pset) X(Session_get_info)                   \
+    X(Session_get_pset_info) X(Session_get_errhandler) X(Session_set_errhandler)           \
+    X(Session_call_errhandler)
 #else
 #define HMPI_MPI4_CALLS 0
 #define HMPI_BELOW_CALLS_40(X)
@@ -188,6 +195,7 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Get hmpi_below.Get
 #define PMPI_Get_accumulate hmpi_below.Get_accumulate
 #define PMPI_Graph_create hmpi_below.Graph_create
+#define PMPI_Group_free hmpi_below.Group_free
 #define PMPI_Ibsend hmpi_below.Ibsend
 #define PMPI_Improbe hmpi_below.Improbe
 #define PMPI_Imrecv hmpi_below.Imrecv
@@ -402,6 +410,16 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Pready_range hmpi_below.Pready_range
 #define PMPI_Pready_list hmpi_below.Pready_list
 #define PMPI_Parrived hmpi_below.Parrived
+#define PMPI_Comm_create_from_group hmpi_below.Comm_create_from_group
+#define PMPI_Intercomm_create_from_groups hmpi_below.Intercomm_create_from_groups
+#define PMPI_Group_from_session_pset hmpi_below.Group_from_session_pset
+#define PMPI_Session_get_num_psets hmpi_below.Session_get_num_psets
+#define PMPI_Session_get_nth_pset hmpi_below.Session_get_nth_pset
+#define PMPI_Session_get_info hmpi_below.Session_get_info
+#define PMPI_Session_get_pset_info hmpi_below.Session_get_pset_info
+#define PMPI_Session_get_errhandler hmpi_below.Session_get_errhandler
+#define PMPI_Session_set_errhandler hmpi_below.Session_set_errhandler
+#define PMPI_Session_call_errhandler hmpi_below.Session_call_errhandler
 #endif
 
 #endif

@@ -201,6 +201,10 @@ int hmpi_check_acc_op(MPI_Op op, MPI_Datatype type)
 int hmpi_reduce_local_quiet(const void *in, void *inout, int count, MPI_Datatype type,
                             MPI_Op op)
 {
+    /* Under sessions alone its error would go to the initial handler and end the job
+     * (core/errors.h): the pair counts as refused, and HMPI keeps to the standard's. */
+    if (!hmpi_mpi_world)
+        return MPI_ERR_OP;
     MPI_Errhandler world, self;
     PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &world);
     PMPI_Comm_get_errhandler(MPI_COMM_SELF, &self);

@@ -60,7 +60,8 @@ int hmpi_op_outside(MPI_Op op, MPI_Datatype type, int acc);
 
 /* The MPI below's MPI_Reduce_local, its error returned and not raised: the handlers it
  * reports to (MPI_COMM_WORLD's, MPI_COMM_SELF's, fatal by default) return errors for
- * this one call, so that a refusal becomes the caller's error on its own object. */
+ * this one call, so that a refusal becomes the caller's error on its own object. Under
+ * sessions alone, where no handler could take it, MPI_ERR_OP without asking. */
 int hmpi_reduce_local_quiet(const void *in, void *inout, int count, MPI_Datatype type,
                             MPI_Op op);
 /* Does the MPI below's MPI_Reduce_local take op on named type (one zeroed element)? */

@@ -1,14 +1,21 @@
 /* comm.c: the communicator table: HMPI's state beside each intracommunicator of the MPI
  * below (comm.h), found by handle in a hash table; MPI_COMM_WORLD's read inline. Knows
  * nothing of how contexts are agreed (mpi/comm.c, the constructors) and makes no
- * collective call: making a state asks the MPI below local questions only. */
+ * collective call: making a state asks the MPI below local questions only.
+ * Threads (MPI_THREAD_MULTIPLE) may construct and free communicators at once while
+ * others look theirs up: writers take a lock, and a chain's head is published with a
+ * release store after the entry is whole, so a lookup without the lock sees the old
+ * chain or the new one. */
 #include "comm.h"
 #include "../heap/heap.h"
 #include "../node/node.h"
 
+#include <pthread.h>
+
 enum { NBUCKETS = 256 };
 
 static hmpi_comm_t *buckets[NBUCKETS];
+static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
 hmpi_comm_t *hmpi_comm_world;
 int hmpi_comm_starting;
 
@@ -22,7 +29,7 @@ static unsigned bucket_of(MPI_Comm c)
 
 hmpi_comm_t *hmpi_comm_find(MPI_Comm c)
 {
-    for (hmpi_comm_t *s = buckets[bucket_of(c)]; s; s = s->next)
+    for (hmpi_comm_t *s = __atomic_load_n(&buckets[bucket_of(c)], __ATOMIC_ACQUIRE); s; s = s->next)
         if (s->handle == c)
             return s;
     return NULL;
@@ -52,7 +59,7 @@ static hmpi_comm_t *make_state(MPI_Comm c, uint32_t ctx)
     }
     MPI_Group g, wg;
     PMPI_Comm_group(c, &g);
-    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    PMPI_Comm_group(hmpi_node.world, &wg);
     for (int i = 0; i < s->size; i++)
         mine[i] = i;
     PMPI_Group_translate_ranks(g, s->size, mine, wg, inworld);
@@ -79,8 +86,10 @@ static hmpi_comm_t *make_state(MPI_Comm c, uint32_t ctx)
 static void insert(hmpi_comm_t *s)
 {
     unsigned b = bucket_of(s->handle);
+    pthread_mutex_lock(&writers);
     s->next = buckets[b];
-    buckets[b] = s;
+    __atomic_store_n(&buckets[b], s, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&writers);
 }
 
 int hmpi_comm_add(MPI_Comm c, uint32_t ctx)
@@ -108,15 +117,18 @@ void hmpi_comm_forget(MPI_Comm c)
 {
     if (c == MPI_COMM_WORLD || c == MPI_COMM_NULL)
         return;
-    hmpi_comm_t **pp = &buckets[bucket_of(c)];
+    hmpi_comm_t *gone = NULL, **pp = &buckets[bucket_of(c)];
+    pthread_mutex_lock(&writers);
     for (; *pp; pp = &(*pp)->next) {
         if ((*pp)->handle == c) {
-            hmpi_comm_t *s = *pp;
-            *pp = s->next;
-            hmpi_comm_unref(s);
-            return;
+            gone = *pp;
+            __atomic_store_n(pp, gone->next, __ATOMIC_RELEASE);
+            break;
         }
     }
+    pthread_mutex_unlock(&writers);
+    if (gone)
+        hmpi_comm_unref(gone);
 }
 
 void hmpi_comm_unref(hmpi_comm_t *s)
@@ -125,14 +137,29 @@ void hmpi_comm_unref(hmpi_comm_t *s)
         destroy(s);
 }
 
-int hmpi_comm_init(void)
+int hmpi_comm_world_start(void)
 {
-    hmpi_comm_world = make_state(MPI_COMM_WORLD, 0);
+    hmpi_comm_t *world = make_state(MPI_COMM_WORLD, 0);
     hmpi_comm_t *self = make_state(MPI_COMM_SELF, 1);
-    if (!hmpi_comm_world || !self)
+    if (!world || !self) {
+        if (world)
+            destroy(world);
+        if (self)
+            destroy(self);
         return -1;
+    }
     insert(self);
+    hmpi_comm_world = world;
     return 0;
+}
+
+void hmpi_comm_world_end(void)
+{
+    hmpi_comm_t *world = hmpi_comm_world;
+    hmpi_comm_world = NULL;
+    if (world)
+        hmpi_comm_unref(world);
+    hmpi_comm_forget(MPI_COMM_SELF);
 }
 
 void hmpi_comm_finalize(void)

@@ -75,8 +75,8 @@ static inline int hmpi_comm_below_nb(const hmpi_comm_t *c)
 
 /* ---- constructors (context.c) ---------------------------------------------------------- */
 
-/* The first context of the nonblocking constructors' range. */
-#define HMPI_CTX_IDUP_BASE 0x80000000u
+/* The first context of the range the new communicators' rank 0 hand out. */
+#define HMPI_CTX_RANGE_BASE 0x80000000u
 
 /* Before a constructor of the MPI below that blocks until the members of comm arrive:
  * a member may have posted a receive that a peer, not here yet, waits in a synchronous
@@ -85,20 +85,45 @@ static inline int hmpi_comm_below_nb(const hmpi_comm_t *c)
  * over a communicator HMPI knows, so every member does it alike (an intercommunicator or
  * a bad handle goes straight to the below). Collective over comm. */
 int hmpi_comm_arrive(MPI_Comm comm);
-/* Agrees on a context for the new intracommunicator c (collective over it) and enters
- * its state; nothing for MPI_COMM_NULL, an intercommunicator, or when HMPI is off.
- * Returns 0, or -1 when c stays with the MPI below (not accelerated). */
+/* The same for a constructor with no parent communicator (MPI_Comm_create_from_group,
+ * MPI_Intercomm_create_from_groups, and MPI_Comm_create_group, which only the group's
+ * members call): a barrier among the members of group a and group b (MPI_GROUP_NULL: a
+ * alone), whatever their order. key tells concurrent constructions apart: the string
+ * tag of the call (name) or its integer tag. Collective over exactly those members; one
+ * that is not among them returns at once; nothing while HMPI does not accelerate (as
+ * every member knows alike). Returns the below's error code. */
+int hmpi_comm_arrive_group(MPI_Group a, MPI_Group b, const char *name, int key);
+/* The private copy of HMPI's world those arrivals meet on: made when HMPI sets itself
+ * up (collective over its world; none alone in it), freed at its end and when its world
+ * changes (mpi/init.c). Returns 0, or -1. */
+int hmpi_comm_meet_start(void);
+void hmpi_comm_meet_end(void);
+/* Agrees on a context for the new intracommunicator c (collective over it: a broadcast
+ * from its rank 0) and enters its state; nothing for MPI_COMM_NULL, an
+ * intercommunicator, or when HMPI is off. Returns 0, or -1 when c stays with the MPI
+ * below (not accelerated). */
 int hmpi_comm_register(MPI_Comm c);
-/* A context of the nonblocking range, handed out by this rank as a parent's rank 0: its
- * world rank above, its count below. 0 (never such a context) when its count is used
- * up: the new communicator is then not accelerated. Thread-safe. */
-uint32_t hmpi_comm_idup_ctx(void);
+/* A context of this rank's range, handed out as a new communicator's rank 0 (of the
+ * parent, for MPI_Comm_idup): its world rank above, its count below (2^31 divided by
+ * the world size of them). 0 (never such a context) when its count is used up: the new
+ * communicator is then not accelerated. Thread-safe. */
+uint32_t hmpi_comm_ctx_new(void);
+/* HMPI's end (mpi/init.c): every state is gone with the communicator table, and no
+ * message of it is in flight past the last barrier, so a later set-up counts anew, from
+ * the same value in every rank (its own constructors at set-up take it unagreed). */
+void hmpi_comm_contexts_reset(void);
 /* MPI_Comm_dup (arrival, the below's dup, registration) and MPI_Comm_free (the state
  * forgotten, then the below's free), for HMPI's own communicators as for the program's. */
 int hmpi_comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 int hmpi_comm_free(MPI_Comm *comm);
 
-int hmpi_comm_init(void);
+/* The states of MPI_COMM_WORLD (context 0) and MPI_COMM_SELF (context 1), which no
+ * other communicator ever takes (mpi/comm.c): made when the world model starts
+ * (MPI_Init, whether or not a session set HMPI up before), forgotten at MPI_Finalize
+ * when sessions keep HMPI up past it. Returns 0, or -1 when out of memory. */
+int hmpi_comm_world_start(void);
+void hmpi_comm_world_end(void);
+/* Forgets every state (the end of HMPI: the last finalize). */
 void hmpi_comm_finalize(void);
 
 #endif

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "op.h"
 #include "../common/log.h"
+#include "../node/node.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -198,11 +199,11 @@ int hmpi_type_pack(const void *buf, int count, MPI_Datatype type, void *packed, 
                    int *pos)
 {
     if (buf != MPI_BOTTOM || count == 0)
-        return PMPI_Pack(buf, count, type, packed, size, pos, MPI_COMM_SELF);
+        return PMPI_Pack(buf, count, type, packed, size, pos, hmpi_node.self);
     MPI_Datatype t;
     int err = shifted(type, count, packed, &t);
     if (err == MPI_SUCCESS) {
-        err = PMPI_Pack(packed, 1, t, packed, size, pos, MPI_COMM_SELF);
+        err = PMPI_Pack(packed, 1, t, packed, size, pos, hmpi_node.self);
         PMPI_Type_free(&t);
     }
     return err;
@@ -212,11 +213,11 @@ int hmpi_type_unpack(const void *packed, int size, int *pos, void *buf, int coun
                      MPI_Datatype type)
 {
     if (buf != MPI_BOTTOM || count == 0)
-        return PMPI_Unpack(packed, size, pos, buf, count, type, MPI_COMM_SELF);
+        return PMPI_Unpack(packed, size, pos, buf, count, type, hmpi_node.self);
     MPI_Datatype t;
     int err = shifted(type, count, packed, &t);
     if (err == MPI_SUCCESS) {
-        err = PMPI_Unpack(packed, size, pos, (void *)packed, 1, t, MPI_COMM_SELF);
+        err = PMPI_Unpack(packed, size, pos, (void *)packed, 1, t, hmpi_node.self);
         PMPI_Type_free(&t);
     }
     return err;
@@ -300,4 +301,11 @@ int hmpi_type_free_held(MPI_Datatype type)
         h->freed = 1;
     pthread_mutex_unlock(&holds_lock);
     return held;
+}
+
+void hmpi_type_cache_reset(void)
+{
+    threaded = 0;
+    memset(hmpi_type_cache, 0, sizeof hmpi_type_cache);
+    nholds = 0;
 }

@@ -100,7 +100,7 @@ static inline int hmpi_layout_run(MPI_Datatype type, int count, size_t *bytes, M
 /* The layout of m elements, from the layout of one. */
 hmpi_layout_t hmpi_layout_n(const hmpi_layout_t *one, int m);
 
-/* MPI_Pack and MPI_Unpack (MPI_COMM_SELF) of count elements of type at buf, also where
+/* MPI_Pack and MPI_Unpack (on HMPI's self, node.h) of count elements of type at buf, also where
  * buf is MPI_BOTTOM and the type holds absolute addresses: MPICH refuses a NULL buffer
  * whatever the type, so such data moves through the type shifted back by a non-NULL
  * base (the packed buffer's address) and that base. Every part packing or unpacking a
@@ -127,5 +127,9 @@ void hmpi_type_forget(MPI_Datatype type);
 /* Under MPI_THREAD_MULTIPLE (MPI_Init, mpi/init.c): empties the cache and keeps it
  * empty; hmpi_layout_get then asks the MPI below every time. */
 void hmpi_type_cache_off(void);
+/* HMPI's end (mpi/init.c): the MPI below forgets every derived type once it is wholly
+ * finalized and may hand their handles out again after a new MPI_Session_init, so the
+ * cache and the holds start empty, the cache on. */
+void hmpi_type_cache_reset(void);
 
 #endif

@@ -2,6 +2,7 @@
  * has already failed, so it may format strings and ask the MPI below questions. */
 #include "errors.h"
 #include "../common/log.h"
+#include "../node/node.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -10,6 +11,7 @@
 
 int hmpi_mpi_state = HMPI_STATE_BEFORE;
 _Atomic int hmpi_mpi_sessions;
+int hmpi_mpi_world;
 
 /* The description of the argument that failed last in this thread; cleared once
  * raised, so an error decided without one is not given a stale one. */
@@ -28,6 +30,10 @@ static const char *class_name(int code)
 {
     int cls = code;
     PMPI_Error_class(code, &cls);
+#if HMPI_MPI4_CALLS
+    if (cls == MPI_ERR_SESSION)
+        return "MPI_ERR_SESSION";
+#endif
     switch (cls) {
 #define C(x) case x: return #x;
     C(MPI_ERR_BUFFER) C(MPI_ERR_COUNT) C(MPI_ERR_TYPE) C(MPI_ERR_TAG) C(MPI_ERR_COMM)
@@ -62,8 +68,26 @@ static void say(const char *fn, int code)
         hmpi_log_error("%s (%s)", what, class_name(code));
 }
 
+/* An error of no object while the world model does not run (sessions alone): the
+ * initial error handler takes it, which is fatal (MPI-4.1 §9.3; MPICH 4.0 and 4.2 and
+ * Open MPI 5.0 end the job then too, and both MPIs refuse MPI_COMM_WORLD and
+ * MPI_COMM_SELF, even to ask for their handler). The job ends through HMPI's own
+ * world (node.h), or this process alone where HMPI has none (HMPI_DISABLE=1). */
+static _Noreturn void raise_initial(int code, const char *fn)
+{
+    say(fn, code);
+    if (!fn && !what[0])
+        hmpi_log_error("an MPI call failed (%s) with no object to raise it on", class_name(code));
+    if (hmpi_node.world != MPI_COMM_WORLD)
+        PMPI_Abort(hmpi_node.world, code);
+    exit(EXIT_FAILURE);
+}
+
 int hmpi_err_comm(MPI_Comm comm, int code, const char *fn)
 {
+    if (!hmpi_mpi_world &&
+        (comm == MPI_COMM_NULL || comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF))
+        raise_initial(code, fn);
     if (comm == MPI_COMM_NULL)
         comm = MPI_COMM_WORLD;
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
@@ -85,6 +109,21 @@ int hmpi_err_win(MPI_Win win, int code, const char *fn)
     PMPI_Win_call_errhandler(win, code);
     return code;
 }
+
+#if HMPI_MPI4_CALLS
+int hmpi_err_session(MPI_Session s, int code, const char *fn)
+{
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    PMPI_Session_get_errhandler(s, &eh);
+    int ret = eh == MPI_ERRORS_RETURN;
+    if (fatal(eh)) /* (frees eh) */
+        say(fn, code);
+    what[0] = '\0';
+    if (!ret)
+        PMPI_Session_call_errhandler(s, code);
+    return code;
+}
+#endif
 
 void hmpi_err_state(const char *fn)
 {

@@ -2,8 +2,10 @@
  * object involved (the communicator, the window), or MPI_COMM_WORLD's when there is
  * none (an invalid communicator, a request without one): that is what both MPICH and
  * Open MPI do for the calls HMPI defines, so a program sees the same handler with or
- * without HMPI. Under MPI_ERRORS_ARE_FATAL one line names the function and the bad
- * argument before the handler of the MPI below ends the job.
+ * without HMPI. Under sessions alone (no MPI_Init) neither MPI_COMM_WORLD nor
+ * MPI_COMM_SELF is valid, and an error of no object goes to the initial handler, which
+ * ends the job as both MPIs do then. Under MPI_ERRORS_ARE_FATAL one line names the
+ * function and the bad argument before the handler of the MPI below ends the job.
  *
  * A check that finds a bad argument describes it with hmpi_err_what() and returns the
  * class; the entry point raises it with its own name. Everything past the first branch
@@ -23,6 +25,9 @@ extern HMPI_HIDDEN int hmpi_mpi_state;
 /* Sessions of MPI 4 (MPI_Session_init) not yet finalized: MPI runs while there is one,
  * with or without MPI_Init (mpi/init.c). */
 extern HMPI_HIDDEN _Atomic int hmpi_mpi_sessions;
+/* 1 from MPI_Init to MPI_Finalize (mpi/init.c): only then are MPI_COMM_WORLD and
+ * MPI_COMM_SELF valid handles; under sessions alone they are not (MPI-4.1 §11.3). */
+extern HMPI_HIDDEN int hmpi_mpi_world;
 
 /* Records what is wrong with an argument (printf format), for the message a fatal
  * handler prints; returns code. */
@@ -31,6 +36,12 @@ int hmpi_err_what(int code, const char *fmt, ...) __attribute__((cold, format(pr
 /* Raise code (not MPI_SUCCESS) in function fn (NULL: not known here). Return code. */
 int hmpi_err_comm(MPI_Comm comm, int code, const char *fn) __attribute__((cold));
 int hmpi_err_win(MPI_Win win, int code, const char *fn) __attribute__((cold));
+#if HMPI_MPI4_CALLS
+/* The same through session s's handler. MPICH 4.0 and 4.2 abort in
+ * MPI_Session_call_errhandler with a predefined handler, MPI_ERRORS_RETURN included, so
+ * that one returns code without the call and a fatal one says its line first. */
+int hmpi_err_session(MPI_Session s, int code, const char *fn) __attribute__((cold));
+#endif
 
 /* The state is not RUNNING. A call before MPI_Init or after MPI_Finalize has no
  * handler to call (MPI-4's initial handler is ERRORS_ARE_FATAL): say so and end the

@@ -396,8 +396,8 @@ void hmpi_report_finalize(void)
     }
     /* Every rank's counters and where it ran, gathered at rank 0 by the MPI below. */
     int rank = 0, nranks = 1;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    PMPI_Comm_rank(hmpi_node.world, &rank);
+    PMPI_Comm_size(hmpi_node.world, &nranks);
     enum { PER = HMPI_STAT_COUNT + META_COUNT };
     uint64_t mine[PER];
     hmpi_stats_read(mine);
@@ -407,12 +407,16 @@ void hmpi_report_finalize(void)
     mine[HMPI_STAT_COUNT + META_ACTIVE] = (uint64_t)hmpi_node.active;
     uint64_t *got = rank == 0 ? malloc(sizeof *got * PER * (size_t)nranks) : NULL;
     int ok = rank != 0 || got;
-    PMPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (nranks > 1) /* (alone: no collective, MPICH 4.0.2 crashes in one under sessions) */
+        PMPI_Bcast(&ok, 1, MPI_INT, 0, hmpi_node.world);
     if (!ok) {
         hmpi_log_error("stats: no memory to gather %d ranks' counters", nranks);
         return;
     }
-    PMPI_Gather(mine, PER, MPI_UINT64_T, got, PER, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (nranks > 1)
+        PMPI_Gather(mine, PER, MPI_UINT64_T, got, PER, MPI_UINT64_T, 0, hmpi_node.world);
+    else
+        memcpy(got, mine, sizeof mine);
     if (rank != 0)
         return;
     uint64_t *all = malloc(sizeof *all * HMPI_STAT_COUNT * (size_t)nranks);

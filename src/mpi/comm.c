@@ -1,13 +1,15 @@
 /* comm.c: every intercepted communicator constructor and destructor. Each blocking one
- * lets the members arrive first (hmpi_comm_arrive), calls the MPI below, and registers
- * the new communicator under the context its members agree on (core/context.c);
- * MPI_Comm_idup learns its context from the parent's rank 0 by a broadcast over the new
- * communicator, under a polled request of HMPI's. */
+ * lets the members arrive first (hmpi_comm_arrive, or hmpi_comm_arrive_group for those
+ * without a parent), calls the MPI below, and registers the new communicator under the
+ * context its rank 0 hands out (core/context.c); MPI_Comm_idup learns its context from
+ * the parent's rank 0 by a broadcast over the new communicator, under a polled request
+ * of HMPI's. */
 #include "../core/comm.h"
 #include "../core/errors.h"
 #include "../common/knobs.h"
 #include "../node/node.h"
 #include "../p2p/p2p.h"
+#include "session.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +97,7 @@ static int idup_start(hmpi_comm_t *c, MPI_Comm comm, MPI_Info info, idup_below_f
         return err;
     }
     if (c->rank == 0)
-        d->ctx = hmpi_comm_idup_ctx();
+        d->ctx = hmpi_comm_ctx_new();
     if (hmpi_p2p_poll_new(idup_poll, d, c, request) != MPI_SUCCESS) {
         PMPI_Wait(&d->dup, MPI_STATUS_IGNORE); /* nothing to stand for it: undone */
         PMPI_Comm_free(&d->newcomm);
@@ -159,7 +161,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Com
         int r;
         PMPI_Comm_rank(phys, &r);
         int block = 0;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &block);
+        PMPI_Comm_rank(hmpi_node.world, &block);
         rc = PMPI_Comm_split(phys, (int)(block / hmpi_knobs.NODE_SIZE), r, newcomm);
         PMPI_Comm_free(&phys);
     }
@@ -175,12 +177,57 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 }
 HMPI_PMPI(Comm_create)
 
+/* Collective over the group's members only: they arrive among themselves. */
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Comm_create_group");
+    if (group != MPI_GROUP_NULL && hmpi_comm_get(comm))
+        hmpi_comm_arrive_group(group, MPI_GROUP_NULL, NULL, tag);
     return registered(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
 }
 HMPI_PMPI(Comm_create_group)
+
+#if HMPI_MPI4_CALLS
+/* MPI 4's constructors from groups (with a session's psets, the only ones there are
+ * under sessions): bad groups are HMPI's to refuse (session.h), since the MPI below
+ * builds on MPI_GROUP_NULL (Open MPI 5.0) and on a group of a finalized session (both),
+ * as errors of no object (MPI-4.1 §9.3); then the members arrive among themselves and
+ * the MPI below constructs. The intracommunicator is accelerated as every other; an
+ * intercommunicator is the MPI below's alone, as MPI_Intercomm_create's. */
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                               MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+    HMPI_ENTER("MPI_Comm_create_from_group");
+    if (!hmpi_knobs.DISABLE) {
+        int err = hmpi_session_group_check(group);
+        if (err)
+            return hmpi_raise_in(MPI_COMM_NULL, err, "MPI_Comm_create_from_group");
+        hmpi_comm_arrive_group(group, MPI_GROUP_NULL, stringtag, 0);
+    }
+    return registered(PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm),
+                      newcomm);
+}
+HMPI_PMPI(Comm_create_from_group)
+
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                     MPI_Group remote_group, int remote_leader,
+                                     const char *stringtag, MPI_Info info,
+                                     MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    HMPI_ENTER("MPI_Intercomm_create_from_groups");
+    if (!hmpi_knobs.DISABLE) {
+        int err = hmpi_session_group_check(local_group);
+        if (!err)
+            err = hmpi_session_group_check(remote_group);
+        if (err)
+            return hmpi_raise_in(MPI_COMM_NULL, err, "MPI_Intercomm_create_from_groups");
+        hmpi_comm_arrive_group(local_group, remote_group, stringtag, 1);
+    }
+    return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader,
+                                             stringtag, info, errhandler, newintercomm);
+}
+HMPI_PMPI(Intercomm_create_from_groups)
+#endif
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
 {

@@ -4,8 +4,9 @@
  * three times that), so the node makes no communicator of the MPI below, and what HMPI
  * asks of the MPI below at MPI_Init is nonblocking, waited for by hmpi_node_below_wait,
  * which yields the core between tests. Until the region is mapped the node's ranks talk
- * through local rank 0, by messages of the MPI below over MPI_COMM_WORLD (nobody else's
- * message can be there yet: MPI_Init has not returned). Once it is mapped they agree
+ * through local rank 0, by messages of the MPI below over HMPI's world (node.h: nobody
+ * else's message can be there yet, as MPI_Init has not returned, or under sessions the
+ * communicator is HMPI's own). Once it is mapped they agree
  * through its control area, where a wait parks (shm/wait.h). An exchange is a
  * dissemination barrier (shm/barrier.h, its flags after the ranks' blocks) around the
  * words each rank wrote into its block's say line: cost ceil(log2 P) line transfers on
@@ -30,8 +31,16 @@ static int world_of(int local) { return hmpi_node.world_of_local[local]; }
 
 int hmpi_node_below_wait(int n, MPI_Request *reqs)
 {
-    hmpi_backoff_t b = {.no_park = 1}; /* the MPI below wakes no futex (shm/wait.h) */
+    /* Alone in the world there is nobody to yield to; and MPICH 4.0.2 crashes in
+     * MPI_Test of a pending request when it runs one process under sessions. */
+    int size = 0;
+    PMPI_Comm_size(hmpi_node.world, &size);
     int err = MPI_SUCCESS;
+    for (int i = 0; size == 1 && i < n && !err; i++)
+        err = PMPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+    if (size == 1)
+        return err;
+    hmpi_backoff_t b = {.no_park = 1}; /* the MPI below wakes no futex (shm/wait.h) */
     for (int i = 0; i < n && !err;) { /* each test moves them all */
         int flag = 0;
         if ((err = PMPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE)) == MPI_SUCCESS && flag)
@@ -57,7 +66,7 @@ static void send_all(const void *buf, int count, MPI_Datatype type)
     for (int r = 1; r < hmpi_node.size; r += CHUNK) {
         int k = chunk_at(r);
         for (int i = 0; i < k; i++)
-            PMPI_Isend(buf, count, type, world_of(r + i), TAG, MPI_COMM_WORLD, &q[i]);
+            PMPI_Isend(buf, count, type, world_of(r + i), TAG, hmpi_node.world, &q[i]);
         hmpi_node_below_wait(k, q);
     }
 }
@@ -69,7 +78,7 @@ void hmpi_node_bcast_early(void *buf, int bytes)
         return;
     }
     MPI_Request q;
-    PMPI_Irecv(buf, bytes, MPI_BYTE, world_of(0), TAG, MPI_COMM_WORLD, &q);
+    PMPI_Irecv(buf, bytes, MPI_BYTE, world_of(0), TAG, hmpi_node.world, &q);
     hmpi_node_below_wait(1, &q);
 }
 
@@ -80,8 +89,8 @@ void hmpi_node_min_early(int *v, int n)
         int mine[HMPI_NODE_SAY_WORDS];
         MPI_Request q[2];
         memcpy(mine, v, sizeof *v * (size_t)n);
-        PMPI_Isend(mine, n, MPI_INT, world_of(0), TAG, MPI_COMM_WORLD, &q[0]);
-        PMPI_Irecv(v, n, MPI_INT, world_of(0), TAG, MPI_COMM_WORLD, &q[1]);
+        PMPI_Isend(mine, n, MPI_INT, world_of(0), TAG, hmpi_node.world, &q[0]);
+        PMPI_Irecv(v, n, MPI_INT, world_of(0), TAG, hmpi_node.world, &q[1]);
         hmpi_node_below_wait(2, q);
         return;
     }
@@ -90,7 +99,7 @@ void hmpi_node_min_early(int *v, int n)
         int k = chunk_at(r);
         MPI_Request q[CHUNK];
         for (int i = 0; i < k; i++)
-            PMPI_Irecv(got[i], n, MPI_INT, world_of(r + i), TAG, MPI_COMM_WORLD, &q[i]);
+            PMPI_Irecv(got[i], n, MPI_INT, world_of(r + i), TAG, hmpi_node.world, &q[i]);
         hmpi_node_below_wait(k, q);
         for (int i = 0; i < k; i++)
             for (int w = 0; w < n; w++)

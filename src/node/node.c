@@ -23,7 +23,7 @@
 #define PR_SET_PTRACER 0x59616d61 /* "Yama" */
 #endif
 
-hmpi_node_t hmpi_node = {.cma_allowed = 1};
+hmpi_node_t hmpi_node = {.world = MPI_COMM_WORLD, .self = MPI_COMM_SELF, .cma_allowed = 1};
 
 /* How long waits spin, and whether they park (wait.h): host_ranks share the host's
  * online cores; nnodes: the job's (simulated) nodes. auto parks only in a one-node job:
@@ -105,14 +105,14 @@ static int by_node(const void *a, const void *b)
 int hmpi_node_discover(const uint64_t *host)
 {
     hmpi_node_t *n = &hmpi_node;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &n->world_rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &n->world_size);
+    PMPI_Comm_rank(n->world, &n->world_rank);
+    PMPI_Comm_size(n->world, &n->world_size);
     int ws = n->world_size, me = n->world_rank;
     int *order = malloc(sizeof *order * (size_t)ws);
     n->local_of_world = hmpi_heap_malloc(sizeof(int) * (size_t)ws);
     if (!order || !n->local_of_world) {
         hmpi_log_error("out of memory for the node tables of %d ranks: stopping", ws);
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     uint64_t mine = host[me];
     for (int w = 0; w < ws; w++)
@@ -135,7 +135,7 @@ int hmpi_node_discover(const uint64_t *host)
     n->world_of_local = hmpi_heap_malloc(sizeof(int) * (size_t)n->size);
     if (!n->world_of_local) {
         hmpi_log_error("out of memory for the node tables: stopping");
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     for (int i = 0; i < n->size; i++) {
         n->world_of_local[i] = order[first + i];
@@ -271,7 +271,7 @@ void hmpi_node_ptrace_setup(void)
             int *all = malloc(sizeof mine * (size_t)n->size);
             if (all == NULL) {
                 hmpi_log_error("out of memory for the node's ancestry: stopping");
-                PMPI_Abort(MPI_COMM_WORLD, 1);
+                PMPI_Abort(hmpi_node.world, 1);
             }
             for (int r = 0; r < n->size; r++)
                 memcpy(all + (size_t)r * HMPI_ANCESTRY_DEPTH, hmpi_node_said(r), sizeof mine);

@@ -1,6 +1,7 @@
-/* node.h: who shares this node. Built once at MPI_Init: the world ranks on one machine
- * (one host name and boot id), split by HMPI_NODE_SIZE into simulated nodes; local
- * ranks are numbered in world rank order but need not be contiguous in MPI_COMM_WORLD. */
+/* node.h: who shares this node. Built when HMPI sets itself up (the first MPI_Init or
+ * MPI_Session_init of the process): the ranks of HMPI's world on one machine (one host
+ * name and boot id), split by HMPI_NODE_SIZE into simulated nodes; local ranks are
+ * numbered in world rank order but need not be contiguous in the world. */
 #ifndef HMPI_NODE_H
 #define HMPI_NODE_H
 
@@ -20,6 +21,14 @@ typedef enum {
 } hmpi_node_level_t;
 
 typedef struct {
+    /* HMPI's own communicators of every process of the job and of this process alone:
+     * MPI_COMM_WORLD and MPI_COMM_SELF when the world model set HMPI up, otherwise (under
+     * sessions, where neither is valid) made from the psets mpi://WORLD and mpi://SELF of
+     * a session HMPI opens for itself (mpi/init.c). Every call HMPI makes to the MPI below
+     * for its own purposes (discovery, the node's early messages, the report, aborts)
+     * names these, never MPI_COMM_WORLD. World ranks are ranks in world. Written only
+     * while HMPI sets itself up or tears itself down. */
+    MPI_Comm world, self;
     int active;           /* 1: HMPI accelerates this job; 0: pure pass-through */
     int rank, size;       /* this rank's local rank (and slice), the node's ranks */
     int world_rank, world_size;
@@ -61,6 +70,11 @@ int hmpi_node_cut(int a, int b);
  * Returns 0, or -1 when the node must pass through (every local rank gets the same
  * answer, and the first to know has logged why). */
 int hmpi_node_region_setup(void);
+/* A later life of HMPI in the process (a set-up after the last finalize, mpi/init.c):
+ * the region of the first is still mapped and attached in every local rank, which
+ * found it so and agreed on it; only where the ranks run is asked again (the node's
+ * release freed it). Collective over the node; returns 0. */
+int hmpi_node_region_again(void);
 
 /* ---- what the node's ranks tell each other at MPI_Init (agree.c) ------------------ */
 

@@ -48,10 +48,7 @@ static void log_no_address_space(size_t len)
 
 /* Called by the SIGBUS handler when the region's file system is full (the message is
  * out): the job cannot go on. */
-static void abort_job(void)
-{
-    PMPI_Abort(MPI_COMM_WORLD, 1);
-}
+static void abort_job(void) { PMPI_Abort(hmpi_node.world, 1); }
 
 static int make_offer(offer_t *o)
 {
@@ -109,7 +106,7 @@ static int agree_places(int attached)
     int32_t(*place)[HMPI_NODE_LEVELS] = hmpi_heap_malloc(sizeof *place * (size_t)hmpi_node.size);
     if (!place) {
         hmpi_log_error("out of memory for where %d ranks run", hmpi_node.size);
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     int all = 1;
     for (int r = 0; r < hmpi_node.size; r++) {
@@ -207,3 +204,5 @@ fail:
         close(fd);
     return -1;
 }
+
+int hmpi_node_region_again(void) { return agree_places(1) ? 0 : -1; }

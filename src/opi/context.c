@@ -1,7 +1,8 @@
-/* context.c: what OPI's calls stand on: setup at MPI_Init (hmpi_opi_init) and teardown
- * at MPI_Finalize, the shadow communicators that keep OPI traffic apart from the
+/* context.c: what OPI's calls stand on: setup when HMPI sets itself up (hmpi_opi_init)
+ * and teardown at its end, the shadow communicators that keep OPI traffic apart from the
  * program's, OPI's error codes, datatype layouts.
- * Shadows: MPI_COMM_WORLD's is made at MPI_Init (collective there anyway), MPI_COMM_SELF's
+ * Shadows: MPI_COMM_WORLD's is made at MPI_Init (collective there anyway) and goes at
+ * MPI_Finalize (hmpi_opi_world_start/end: sessions may keep OPI up past it), MPI_COMM_SELF's
  * on first use (a dup of SELF involves no other rank), any other communicator's by
  * OPI_Comm_enable, collective over it, and freed with it (attribute delete callback).
  * Making shadows for every communicator would cost every program, OPI or not, a dup
@@ -21,13 +22,15 @@
 hmpi_opi_state_t hmpi_opi;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER; /* over common_init */
 static int codes[OPI_E_COUNT];
 static int shadow_keyval = MPI_KEYVAL_INVALID; /* on user comms: their hmpi_opi_comm_t */
 static int final_keyval = MPI_KEYVAL_INVALID;  /* on MPI_COMM_SELF under pass-through */
 static hmpi_opi_comm_t world_oc, self_oc;
 static int world_ok;      /* written at MPI_Init and MPI_Finalize only */
 static _Atomic int self_ok;
+static int threaded; /* the thread level HMPI was set up with is MPI_THREAD_MULTIPLE */
+static int shut;     /* shutdown_once ran since the last common_init */
 
 void hmpi_opi_lock_slow(void) { pthread_mutex_lock(&lock); }
 void hmpi_opi_unlock_slow(void) { pthread_mutex_unlock(&lock); }
@@ -114,7 +117,8 @@ static int shadow_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 
 static int final_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 {
-    shutdown_once();
+    if (atomic_load(&hmpi_mpi_sessions) == 0) /* else OPI lives on with the sessions */
+        shutdown_once();
     return MPI_SUCCESS;
 }
 
@@ -132,30 +136,36 @@ static void common_init(void)
             codes[e] = code;
     }
     int *ub = NULL, flag = 0, provided = MPI_THREAD_SINGLE;
-    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    PMPI_Comm_get_attr(hmpi_node.world, MPI_TAG_UB, &ub, &flag);
     hmpi_opi.tag_ub = flag && ub ? *ub : 32767;
-    PMPI_Query_thread(&provided);
-    hmpi_opi.threaded = provided == MPI_THREAD_MULTIPLE;
+    if (hmpi_mpi_world)
+        PMPI_Query_thread(&provided); /* (not under sessions: Open MPI 5 answers SINGLE) */
+    hmpi_opi.threaded = threaded || provided == MPI_THREAD_MULTIPLE;
     hmpi_opi.active = hmpi_node.active;
     hmpi_opi.me = hmpi_opi.active ? hmpi_node.rank : 0;
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, shadow_delete, &shadow_keyval, NULL);
-    if (!hmpi_opi.active) {
+    if (!hmpi_opi.active && hmpi_mpi_world) {
         /* Pass-through: HMPI's finalize does not run, so MPI_COMM_SELF's attribute
-         * delete callback (the first thing MPI_Finalize does) finishes OPI's sends. */
+         * delete callback (the first thing MPI_Finalize does) finishes OPI's sends.
+         * (Under sessions HMPI's end calls hmpi_opi_finalize itself: mpi/init.c.) */
         PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, final_delete, &final_keyval, NULL);
         PMPI_Comm_set_attr(MPI_COMM_SELF, final_keyval, NULL);
     }
+    shut = 0;
     atomic_store_explicit(&hmpi_opi.ready, 1, memory_order_release);
 }
 
+/* OPI runs while MPI does with a world to stand on: MPI_COMM_WORLD, or the one HMPI
+ * made for itself under sessions (none under sessions with HMPI_DISABLE=1). */
 int hmpi_opi_ready_slow(void)
 {
-    int init = 0, fin = 0;
-    PMPI_Initialized(&init);
-    PMPI_Finalized(&fin);
-    if (!init || fin)
+    if (hmpi_mpi_state != HMPI_STATE_RUNNING ||
+        (!hmpi_mpi_world && hmpi_node.world == MPI_COMM_WORLD))
         return hmpi_opi_code(OPI_E_NO_INIT);
-    pthread_once(&once, common_init);
+    pthread_mutex_lock(&setup_lock);
+    if (!atomic_load_explicit(&hmpi_opi.ready, memory_order_acquire))
+        common_init();
+    pthread_mutex_unlock(&setup_lock);
     return MPI_SUCCESS;
 }
 
@@ -259,10 +269,9 @@ int OPI_Comm_enable(MPI_Comm comm)
     return hmpi_opi_raise(comm, err);
 }
 
-/* HMPI's MPI_Init hook (mpi/init.c). */
-int hmpi_opi_init(void)
+int hmpi_opi_world_start(void)
 {
-    if (hmpi_opi_ready_slow() != MPI_SUCCESS || make_shadow(MPI_COMM_WORLD, &world_oc) != 0) {
+    if (make_shadow(MPI_COMM_WORLD, &world_oc) != 0) {
         hmpi_log_error("OPI: cannot make the shadow of MPI_COMM_WORLD");
         return -1;
     }
@@ -270,26 +279,52 @@ int hmpi_opi_init(void)
     return 0;
 }
 
-static void shutdown_once(void)
+void hmpi_opi_world_end(void)
 {
-    static int done;
-    if (done)
-        return;
-    done = 1;
-    hmpi_opi_give_shutdown();
     if (world_ok) {
         world_ok = 0;
         hmpi_comm_free(&world_oc.shadow);
     }
+}
+
+/* A later init asked for MPI_THREAD_MULTIPLE (mpi/init.c): OPI takes its lock from now
+ * on (only the calling thread is inside MPI then). */
+void hmpi_opi_threads(void)
+{
+    threaded = 1;
+    hmpi_opi.threaded = 1;
+}
+
+/* HMPI's set-up hook (mpi/init.c). */
+int hmpi_opi_init(int multiple)
+{
+    threaded = multiple;
+    if (hmpi_opi_ready_slow() != MPI_SUCCESS) {
+        hmpi_log_error("OPI: cannot set up");
+        return -1;
+    }
+    return hmpi_mpi_world ? hmpi_opi_world_start() : 0;
+}
+
+static void shutdown_once(void)
+{
+    if (shut)
+        return;
+    shut = 1;
+    hmpi_opi_give_shutdown();
+    hmpi_opi_world_end();
     if (atomic_exchange(&self_ok, 0))
         hmpi_comm_free(&self_oc.shadow);
 }
 
-/* HMPI's MPI_Finalize hook: after the final barrier, before p2p and the communicators
- * go. Buffers stay valid (the region is never unmapped); OPI_Free still works. */
+/* HMPI's end (its last finalize, mpi/init.c): after the final barrier, before p2p and
+ * the communicators go. Buffers stay valid (the region is never unmapped); OPI_Free
+ * still works. A later set-up (MPI_Session_init after every finalize) starts OPI anew:
+ * the MPI below forgot its keyvals and error codes. */
 void hmpi_opi_finalize(void)
 {
     shutdown_once();
+    atomic_store_explicit(&hmpi_opi.ready, 0, memory_order_release);
 }
 
 /* ---- datatypes ---------------------------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include "opi.h"
 #include "../core/check.h"
 #include "../heap/heap.h"
+#include "../node/node.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -73,7 +74,7 @@ static int finish_mixed(void **ptr, hmpi_opi_hdr_t *pkt, const hmpi_comm_t *hs, 
         if (hmpi_opi_pool_get(hmpi_opi_span(l), &q) == MPI_SUCCESS) {
             int pos = 0;
             PMPI_Unpack(pkt->data, (int)have, &pos, q->data,
-                        (int)(have / (l->size / (size_t)count)), type, MPI_COMM_SELF);
+                        (int)(have / (l->size / (size_t)count)), type, hmpi_node.self);
             hmpi_opi_pool_put(pkt);
             *ptr = q->data;
         } else if (err == MPI_SUCCESS) {

@@ -34,7 +34,7 @@ static arrival_t *arrival_get(void)
     a = malloc(sizeof *a);
     if (!a) {
         hmpi_log_error("out of memory for the record of an unexpected message");
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     return a;
 }

@@ -161,7 +161,10 @@ int hmpi_bridge_isend(const hmpi_layout_t *t, const void *buf, int count, MPI_Da
 
 int hmpi_p2p_below_wait(MPI_Request *req, MPI_Status *status, hmpi_wait_family_t f)
 {
-    if (!hmpi_p2p_busy() && !hmpi_stats_counting())
+    /* world_size 0: HMPI found no node (pass-through from the start), so no local peer
+     * waits for this rank; then the below's own wait, uncounted (MPICH 4.0.2 crashes in
+     * MPI_Test of a pending request of one process under sessions, mpi/init.c). */
+    if ((!hmpi_p2p_busy() && !hmpi_stats_counting()) || hmpi_node.world_size == 0)
         return PMPI_Wait(req, status);
     hmpi_backoff_t b = {.no_park = 1}; /* the MPI below wakes no futex (shm/wait.h) */
     uint64_t since = 0;

@@ -260,7 +260,7 @@ typedef struct {
     struct arrival_s *arrival_pool; /* free records of unexpected messages */
     /* progress.c */
     pthread_mutex_t engine_lock;
-    MPI_Comm poke_comm;   /* private copy of MPI_COMM_SELF (progress.c) */
+    MPI_Comm poke_comm;   /* private copy of HMPI's self (node.h; progress.c) */
     MPI_Request poke_req; /* its receive that never matches */
     unsigned poke_calls;
 } hmpi_p2p_engine_t;

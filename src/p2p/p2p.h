@@ -136,5 +136,8 @@ extern size_t hmpi_p2p_immediate_room;
  * MPI_THREAD_MULTIPLE only). */
 int hmpi_p2p_init(int provided);
 void hmpi_p2p_finalize(void);
+/* HMPI's self changed (node.h; MPI_Finalize while sessions keep HMPI up): the engine's
+ * private copy of it is made anew. Returns 0. */
+int hmpi_p2p_world_moved(void);
 
 #endif

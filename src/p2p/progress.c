@@ -32,7 +32,7 @@ void hmpi_p2p_unlock_slow(void) { pthread_mutex_unlock(&hmpi_p2p_engine.engine_l
  * lock), so every so often progress asks the MPI below to move too. MPI_Iprobe is not
  * enough for that in MPICH (its one-sided operations stay put); testing a pending
  * receive runs the whole progress engine in both MPIs. So one receive that never
- * matches stays posted on a private copy of MPI_COMM_SELF while HMPI runs. */
+ * matches stays posted on a private copy of HMPI's self (node.h) while HMPI runs. */
 
 static void poke_below_now(void)
 {
@@ -137,6 +137,34 @@ static int cma_check(void)
     return (int)hmpi_node_agree_min(ok);
 }
 
+/* The engine's communicator of the MPI below: a private copy of HMPI's self (node.h)
+ * for the poke. None alone in the world: no remote peer can wait for this rank (and
+ * MPICH 4.0.2 crashes in MPI_Test of the poke's receive when it runs one process under
+ * sessions). */
+static void below_comms_make(void)
+{
+    if (hmpi_node.world_size > 1 &&
+        PMPI_Comm_dup(hmpi_node.self, &hmpi_p2p_engine.poke_comm) == MPI_SUCCESS)
+        PMPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, hmpi_p2p_engine.poke_comm, &hmpi_p2p_engine.poke_req);
+}
+
+static void below_comms_free(void)
+{
+    if (hmpi_p2p_engine.poke_req != MPI_REQUEST_NULL) {
+        PMPI_Cancel(&hmpi_p2p_engine.poke_req);
+        PMPI_Wait(&hmpi_p2p_engine.poke_req, MPI_STATUS_IGNORE);
+    }
+    if (hmpi_p2p_engine.poke_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&hmpi_p2p_engine.poke_comm);
+}
+
+int hmpi_p2p_world_moved(void)
+{
+    below_comms_free();
+    below_comms_make();
+    return 0;
+}
+
 int hmpi_p2p_init(int provided)
 {
     if (hmpi_req_table_init() != 0)
@@ -165,8 +193,7 @@ int hmpi_p2p_init(int provided)
         return -1;
     }
     hmpi_p2p_lanes_connect();
-    if (PMPI_Comm_dup(MPI_COMM_SELF, &hmpi_p2p_engine.poke_comm) == MPI_SUCCESS)
-        PMPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, hmpi_p2p_engine.poke_comm, &hmpi_p2p_engine.poke_req);
+    below_comms_make();
 #if HMPI_MPI4_CALLS
     hmpi_req_kind_register(HMPI_REQ_PART, &hmpi_p2p_part_ops); /* (part.c) */
 #endif
@@ -185,12 +212,7 @@ void hmpi_p2p_finalize(void)
     hmpi_p2p_engine.to = NULL, hmpi_p2p_engine.from = NULL;
     free(hmpi_p2p_engine.ring);
     hmpi_p2p_engine.ring = NULL, hmpi_p2p_engine.bell = NULL;
-    if (hmpi_p2p_engine.poke_req != MPI_REQUEST_NULL) {
-        PMPI_Cancel(&hmpi_p2p_engine.poke_req);
-        PMPI_Wait(&hmpi_p2p_engine.poke_req, MPI_STATUS_IGNORE);
-    }
-    if (hmpi_p2p_engine.poke_comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&hmpi_p2p_engine.poke_comm);
+    below_comms_free();
     /* Nothing to wait for: envelopes and bounce copies live in the shared file, which
      * stays mapped (and readable by peers) until the last local rank exits. */
 }

@@ -7,6 +7,7 @@
 #include "rma.h"
 #include "../core/check.h"
 #include "../heap/heap.h"
+#include "../node/node.h"
 #include "../p2p/p2p.h"
 
 #include <limits.h>
@@ -114,13 +115,12 @@ static int apply(MPI_Op op, const void *in, void *inout, size_t bytes, MPI_Datat
     int err = a && b ? MPI_SUCCESS : MPI_ERR_NO_MEM, pa = 0, pb = 0, pc = 0;
     char *a0 = err ? NULL : a - lb, *b0 = err ? NULL : b - lb; /* element 0 starts at lb */
     if (err == MPI_SUCCESS &&
-        (PMPI_Unpack(in, (int)bytes, &pa, a0, (int)n, elem, MPI_COMM_SELF) ||
-         PMPI_Unpack(inout, (int)bytes, &pb, b0, (int)n, elem, MPI_COMM_SELF)))
+        (PMPI_Unpack(in, (int)bytes, &pa, a0, (int)n, elem, hmpi_node.self) ||
+         PMPI_Unpack(inout, (int)bytes, &pb, b0, (int)n, elem, hmpi_node.self)))
         err = MPI_ERR_TYPE;
     if (err == MPI_SUCCESS)
         err = reduce_local(a0, b0, (int)n, elem, op, outside);
-    if (err == MPI_SUCCESS &&
-        PMPI_Pack(b0, (int)n, elem, inout, (int)bytes, &pc, MPI_COMM_SELF))
+    if (err == MPI_SUCCESS && PMPI_Pack(b0, (int)n, elem, inout, (int)bytes, &pc, hmpi_node.self))
         err = MPI_ERR_TYPE;
     hmpi_heap_free(b);
     hmpi_heap_free(a);

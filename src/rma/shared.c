@@ -7,6 +7,7 @@
 #include "../core/check.h"
 #include "../common/log.h"
 #include "../heap/heap.h"
+#include "../node/node.h"
 #include "../core/comm.h"
 #include "../p2p/p2p.h"
 
@@ -58,13 +59,13 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
         MPI_Aint *sizes = hmpi_heap_malloc(sizeof(MPI_Aint) * (size_t)c->size);
         if (!sizes) { /* the collective below cannot be joined without it */
             hmpi_log_error("out of memory creating a shared window of %d members", c->size);
-            PMPI_Abort(MPI_COMM_WORLD, 1);
+            PMPI_Abort(hmpi_node.world, 1);
         }
         /* Waited for with point-to-point progress (window.c, hmpi_rma_setup). */
         if (hmpi_p2p_below_allgather(c, &size, (int)sizeof size, sizes, comm, HMPI_WAIT_RMA) !=
             MPI_SUCCESS) {
             hmpi_log_error("creating a shared window: the allgather of the sizes failed");
-            PMPI_Abort(MPI_COMM_WORLD, 1);
+            PMPI_Abort(hmpi_node.world, 1);
         }
         MPI_Aint offset = 0, total = 0;
         for (int r = 0; r < c->size; r++) {

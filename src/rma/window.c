@@ -173,7 +173,7 @@ hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint s
     pub_t *all = zalloc(sizeof(pub_t) * (size_t)n);
     if (!all) { /* the collective below cannot be joined without it */
         hmpi_log_error("out of memory creating a window of %d members", n);
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     hmpi_win_t *w = zalloc(sizeof *w);
     if (w) {
@@ -226,7 +226,7 @@ hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint s
     if (hmpi_p2p_below_allgather(c, &mine, (int)sizeof mine, all, comm, HMPI_WAIT_RMA) !=
         MPI_SUCCESS) {
         hmpi_log_error("creating a window: the allgather of the members failed");
-        PMPI_Abort(MPI_COMM_WORLD, 1);
+        PMPI_Abort(hmpi_node.world, 1);
     }
     int all_ok = 1;
     for (int r = 0; r < n && all_ok; r++)

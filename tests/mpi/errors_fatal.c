@@ -18,6 +18,31 @@ int main(int argc, char **argv)
         printf("errors_fatal: %s returned\n", c);
         return 0;
     }
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5) /* sessions */
+    /* Under sessions alone: an error on a session's communicator, and one of no object
+     * (a group of a session finalized since), which has no handler but the initial one. */
+    if (strncmp(c, "session_", 8) == 0) {
+        MPI_Session s, gone;
+        MPI_Group g, old;
+        MPI_Comm comm;
+        MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
+        MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &gone);
+        MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
+        MPI_Group_from_session_pset(gone, "mpi://WORLD", &old);
+        MPI_Session_finalize(&gone);
+        MPI_Comm_create_from_group(g, "org.hmpi.test.fatal", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL,
+                                   &comm);
+        MPI_Comm_size(comm, &size);
+        if (strcmp(c, "session_rank") == 0)
+            MPI_Send(buf, 1, MPI_INT, size + 5, 0, comm);
+        else
+            MPI_Comm_create_from_group(old, "org.hmpi.test.old", MPI_INFO_NULL,
+                                       MPI_ERRORS_ARE_FATAL, &comm);
+        printf("errors_fatal: %s returned\n", c);
+        MPI_Session_finalize(&s);
+        return 0;
+    }
+#endif
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -22,6 +22,9 @@ EXPECT = {
     "pready_range": ["error: MPI_Pready: partition 5 is outside 0..1 (MPI_ERR_ARG)"],
     "before_init": ["error: MPI_Send called before MPI_Init"],
     "after_finalize": ["error: MPI_Send called after MPI_Finalize"],
+    "session_rank": ["error: MPI_Send: dest 7 is not a rank of a communicator of size 2 (MPI_ERR_RANK)"],
+    "session_group": ["error: MPI_Comm_create_from_group: group was made from a pset of a "
+                      "session finalized since"],
 }
 LIMIT = 60  # seconds: the launcher ends the job well before
 

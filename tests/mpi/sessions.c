@@ -1,87 +1,116 @@
 /* sessions.c: MPI 4's sessions model (MPI-4.1 §11.3) under HMPI: a program that never
- * calls MPI_Init makes its communicator from the pset mpi://WORLD and sends, receives and
- * reduces on it; a second session open at the same time; the world model mixed in
- * (MPI_Init while a session is open, the session used past MPI_Finalize). Every value
- * received is checked. Standard MPI only. */
-#define CHECK_WITH_MPI
-#include "../check.h"
+ * calls MPI_Init makes its communicator from the pset mpi://WORLD and sends, receives,
+ * reduces, runs the collectives and a window on it; a one-rank communicator from
+ * mpi://SELF; memory allocated before the first init sent and freed after it; a second
+ * session open at the same time; a communicator's own error handler; the world model
+ * mixed in (MPI_Init while a session is open, the session used past MPI_Finalize).
+ * Every value received is checked. Standard MPI only (also run with HMPI_DISABLE=1). */
+#include "sessions_common.h"
 
-#include <mpi.h>
-#include <stdio.h>
-#include <string.h>
+static int handled; /* calls of on_error */
 
-#undef CHECK_FAIL_
-#define CHECK_FAIL_() abort() /* MPI_COMM_WORLD may not be there to abort */
-
-/* A communicator of every process from session s, by the pset mpi://WORLD. */
-static MPI_Comm world_of(MPI_Session s, const char *tag)
+static void on_error(MPI_Comm *comm, int *code, ...)
 {
-    MPI_Group g;
-    MPI_Comm c;
-    CHECK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g) == MPI_SUCCESS, "no group");
-    CHECK(MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c) == MPI_SUCCESS,
-          "MPI_Comm_create_from_group failed");
-    MPI_Group_free(&g);
-    return c;
+    int cls = *code;
+    MPI_Error_class(*code, &cls);
+    CHECK(cls == MPI_ERR_RANK, "the handler got class %d", cls);
+    handled++;
 }
 
-/* Messages around a ring (sizes across HMPI's protocols) and an allreduce on c. */
-static void traffic(MPI_Comm c, int salt)
+/* A one-rank communicator: a message to itself, collectives and a window over itself. */
+static void self_traffic(MPI_Session s)
 {
-    int rank, size;
-    MPI_Comm_rank(c, &rank);
+    MPI_Comm c = comm_of(s, "mpi://SELF", "org.hmpi.test.self");
+    int size = 0, rank = -1;
     MPI_Comm_size(c, &size);
-    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
-    static const int counts[] = {1, 64, 20000, 300000};
-    for (int k = 0; k < 4; k++) {
-        int n = counts[k];
-        int *out = malloc(sizeof(int) * (size_t)n), *in = malloc(sizeof(int) * (size_t)n);
-        CHECK(out && in, "out of memory");
-        for (int i = 0; i < n; i++)
-            out[i] = rank * 7919 + i + salt, in[i] = -1;
-        MPI_Request q;
-        CHECK(MPI_Irecv(in, n, MPI_INT, prev, k, c, &q) == MPI_SUCCESS, "Irecv");
-        CHECK(MPI_Send(out, n, MPI_INT, next, k, c) == MPI_SUCCESS, "Send");
-        MPI_Status st;
-        CHECK(MPI_Wait(&q, &st) == MPI_SUCCESS, "Wait");
-        CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == k, "status %d/%d", st.MPI_SOURCE, st.MPI_TAG);
-        for (int i = 0; i < n; i++)
-            CHECK(in[i] == prev * 7919 + i + salt, "element %d of %d: %d", i, n, in[i]);
-        free(out);
-        free(in);
-    }
-    long v = rank + salt, sum = 0;
-    CHECK(MPI_Allreduce(&v, &sum, 1, MPI_LONG, MPI_SUM, c) == MPI_SUCCESS, "Allreduce");
-    CHECK(sum == (long)size * (size - 1) / 2 + (long)size * salt, "sum %ld", sum);
+    MPI_Comm_rank(c, &rank);
+    CHECK(size == 1 && rank == 0, "mpi://SELF gave size %d rank %d", size, rank);
+    enum { N = 50000 };
+    int *out = malloc(sizeof(int) * N), *in = malloc(sizeof(int) * N);
+    CHECK(out && in, "out of memory");
+    for (int i = 0; i < N; i++)
+        out[i] = i ^ 0x5a5a, in[i] = -1;
+    MPI_Request q;
+    CHECK(MPI_Irecv(in, N, MPI_INT, 0, 3, c, &q) == MPI_SUCCESS, "Irecv from self");
+    CHECK(MPI_Send(out, N, MPI_INT, 0, 3, c) == MPI_SUCCESS, "Send to self");
+    CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS, "Wait");
+    for (int i = 0; i < N; i++)
+        CHECK(in[i] == (i ^ 0x5a5a), "self element %d: %d", i, in[i]);
+    traffic(c, 11);
+    collectives(c, 12);
+    window(c, 13);
+    free(out);
+    free(in);
+    MPI_Comm_free(&c);
 }
 
 int main(void)
 {
+    /* Memory of the program before any init (private to the process under HMPI). */
+    enum { EARLY = 100000 };
+    int *early = malloc(sizeof(int) * EARLY), *late_in = NULL;
+    CHECK(early, "out of memory");
+    for (int i = 0; i < EARLY; i++)
+        early[i] = i * 13;
+
     MPI_Session s1, s2;
     CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s1) == MPI_SUCCESS, "init");
-    MPI_Comm c1 = world_of(s1, "org.hmpi.test.one");
+    MPI_Comm c1 = comm_of(s1, "mpi://WORLD", "org.hmpi.test.one");
+    int rank, size;
+    MPI_Comm_rank(c1, &rank);
+    MPI_Comm_size(c1, &size);
     traffic(c1, 1);
+    collectives(c1, 1);
+    window(c1, 1);
+
+    /* The early buffer, sent around the ring and received into memory of now. */
+    late_in = malloc(sizeof(int) * EARLY);
+    CHECK(late_in, "out of memory");
+    CHECK(MPI_Sendrecv(early, EARLY, MPI_INT, (rank + 1) % size, 7, late_in, EARLY, MPI_INT,
+                       (rank + size - 1) % size, 7, c1, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+          "Sendrecv of the early buffer");
+    for (int i = 0; i < EARLY; i++)
+        CHECK(late_in[i] == i * 13, "early element %d: %d", i, late_in[i]);
+    CHECK(MPI_Sendrecv(late_in, EARLY, MPI_INT, (rank + 1) % size, 8, early, EARLY, MPI_INT,
+                       (rank + size - 1) % size, 8, c1, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+          "Sendrecv into the early buffer");
+    for (int i = 0; i < EARLY; i++)
+        CHECK(early[i] == i * 13, "early element %d: %d", i, early[i]);
+    free(early); /* allocated before the first init, freed after it */
+    free(late_in);
+
+    self_traffic(s1);
+
     /* A second session at the same time, its own communicator. */
     CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s2) == MPI_SUCCESS, "init 2");
-    MPI_Comm c2 = world_of(s2, "org.hmpi.test.two");
+    MPI_Comm c2 = comm_of(s2, "mpi://WORLD", "org.hmpi.test.two");
     traffic(c2, 2);
     traffic(c1, 3);
-    /* A session's own errors: a bad rank on its communicator returns MPI_ERR_RANK. */
-    int x = 0, size;
-    MPI_Comm_size(c2, &size);
+    /* A session's own errors: a bad rank on its communicator returns MPI_ERR_RANK, and a
+     * handler of the program's is called once for it. */
+    int x = 0;
     int rc = MPI_Send(&x, 1, MPI_INT, size, 0, c2), cls = rc;
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_RANK, "a send to rank %d gave class %d", size, cls);
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(on_error, &eh);
+    MPI_Comm_set_errhandler(c2, eh);
+    MPI_Errhandler_free(&eh);
+    MPI_Send(&x, 1, MPI_INT, size, 0, c2);
+    CHECK(handled == 1, "the handler was called %d times", handled);
     MPI_Comm_free(&c2);
     CHECK(MPI_Session_finalize(&s2) == MPI_SUCCESS, "finalize 2");
+    CHECK(s2 == MPI_SESSION_NULL, "a finalized session's handle is not MPI_SESSION_NULL");
+
     /* The world model while a session is open, and the session past MPI_Finalize. */
     MPI_Init(NULL, NULL);
     traffic(MPI_COMM_WORLD, 4);
+    collectives(MPI_COMM_WORLD, 4);
     traffic(c1, 5);
     MPI_Finalize();
     traffic(c1, 6);
-    int rank;
-    MPI_Comm_rank(c1, &rank);
+    collectives(c1, 6);
+    window(c1, 6);
     MPI_Comm_free(&c1);
     CHECK(MPI_Session_finalize(&s1) == MPI_SUCCESS, "finalize");
     if (rank == 0)
