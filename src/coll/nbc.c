@@ -150,6 +150,8 @@ static void op_release(hmpi_req_t *r)
     if (!op)
         return;
     HMPI_ASSERT(!op->queued); /* released only once complete, or inactive */
+    if (op->release)
+        op->release(op);
     free(op);
     r->arg = NULL;
 }
@@ -170,8 +172,14 @@ void hmpi_coll_nbc_init(void) { hmpi_req_kind_register(HMPI_REQ_COLL, &coll_ops)
 hmpi_coll_op_t *hmpi_coll_op_new(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
                                  const hmpi_coll_phase_fn *phases)
 {
+    return hmpi_coll_op_new_ext(s, c, n, phases, 0);
+}
+
+hmpi_coll_op_t *hmpi_coll_op_new_ext(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
+                                     const hmpi_coll_phase_fn *phases, size_t extra)
+{
     HMPI_ASSERT_INTERNAL(n >= 0 && n < HMPI_COLL_PHASES);
-    hmpi_coll_op_t *op = calloc(1, sizeof *op);
+    hmpi_coll_op_t *op = calloc(1, HMPI_COLL_OP_BYTES + extra);
     if (!op)
         return NULL;
     op->s = s;
@@ -190,6 +198,8 @@ int hmpi_coll_op_start(hmpi_coll_op_t *op, MPI_Request *request)
     hmpi_req_t *r = hmpi_req_new(HMPI_REQ_COLL);
     if (!r) {
         hmpi_p2p_unlock();
+        if (op->release)
+            op->release(op);
         free(op);
         return MPI_ERR_NO_MEM;
     }
