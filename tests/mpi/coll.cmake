@@ -90,8 +90,9 @@ endif()
 
 # Issue 23: buffers at MPI_BOTTOM with absolute-address types (collectives, receives), and
 # predefined ops on pairs the standard does not list (what the MPI below takes works,
-# what it refuses is MPI_ERR_OP). 2 and 4 ranks, and on the MPI below alone.
-foreach(t coll_bottom coll_op_ext)
+# what it refuses is MPI_ERR_OP); reductions on the character types give the MPI below's
+# results (coll_char). 2 and 4 ranks, and on the MPI below alone.
+foreach(t coll_bottom coll_op_ext coll_char)
   hmpi_mpi_test(${t} SOURCES ${_coll_dir}/${t}.c RANKS 2 4 NODE_SIZES 0 2
     ENV ${_coll_env} TIMEOUT 120)
   coll_variant(${t} below RANKS 2 4 NODE_SIZES 0 ENV HMPI_DISABLE=1)
