@@ -17,7 +17,8 @@
  * memory's bound on what an all-to-all can take here. neighbor_alltoall is
  * MPI_Neighbor_alltoall on a periodic 2-D Cartesian communicator of every rank
  * (MPI_Dims_create; 4 neighbours, some of them the same rank on a grid of 2 x 2), size
- * the bytes of each block. */
+ * the bytes of each block. allreduce_char and allreduce_float are allreduce's MPI_SUM on
+ * MPI_CHAR and MPI_FLOAT. */
 #define _GNU_SOURCE
 #include "bench_util.h"
 
@@ -35,13 +36,25 @@ enum {
     T_ALLREDUCE_INIT,
     T_IALLREDUCE_OVERLAP,
     T_NEIGHBOR_ALLTOALL,
+    T_ALLREDUCE_CHAR,
+    T_ALLREDUCE_FLOAT,
     NTESTS
 };
-static const char *const test_name[NTESTS] = {
-    "barrier",          "bcast",      "allreduce",      "reduce",
-    "alltoall",         "allgather",  "alltoall_copy",  "ibarrier",
-    "ibcast",           "iallreduce", "allreduce_init", "iallreduce_overlap",
-    "neighbor_alltoall"};
+static const char *const test_name[NTESTS] = {"barrier",
+                                              "bcast",
+                                              "allreduce",
+                                              "reduce",
+                                              "alltoall",
+                                              "allgather",
+                                              "alltoall_copy",
+                                              "ibarrier",
+                                              "ibcast",
+                                              "iallreduce",
+                                              "allreduce_init",
+                                              "iallreduce_overlap",
+                                              "neighbor_alltoall",
+                                              "allreduce_char",
+                                              "allreduce_float"};
 /* The tests run when none is named: the blocking ones HMPI has always been judged by. */
 #define DEFAULT_TESTS ((1u << T_ALLTOALL_COPY) - 1)
 enum { MAX_SIZES = 64, MAX_REPS = 101 };
@@ -56,7 +69,7 @@ static const char usage[] =
     "usage: coll [options]\n"
     "  -t, --tests LIST   barrier,bcast,allreduce,reduce,alltoall,allgather,alltoall_copy,\n"
     "                     ibarrier,ibcast,iallreduce,allreduce_init,iallreduce_overlap,\n"
-    "                     neighbor_alltoall\n"
+    "                     neighbor_alltoall,allreduce_char,allreduce_float\n"
     "                     (default: barrier to allgather)\n"
     "  -m, --min BYTES    smallest size (default 8)\n"
     "  -M, --max BYTES    largest size (default 4M; K and M suffixes)\n"
@@ -137,7 +150,7 @@ typedef struct {
 static int reduces(int t)
 {
     return t == T_ALLREDUCE || t == T_REDUCE || t == T_IALLREDUCE || t == T_ALLREDUCE_INIT ||
-           t == T_IALLREDUCE_OVERLAP;
+           t == T_IALLREDUCE_OVERLAP || t == T_ALLREDUCE_CHAR || t == T_ALLREDUCE_FLOAT;
 }
 
 /* The send buffer of test t. */
@@ -199,6 +212,12 @@ static void call(const ctx_t *c, int t, size_t size)
     case T_NEIGHBOR_ALLTOALL:
         MPI_Neighbor_alltoall(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, c->cart);
         break;
+    case T_ALLREDUCE_CHAR:
+        MPI_Allreduce(c->a, c->b, count, MPI_CHAR, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    case T_ALLREDUCE_FLOAT:
+        MPI_Allreduce(c->a, c->b, count / 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        break;
     }
 }
 
@@ -242,6 +261,14 @@ static void verify(const ctx_t *c, int t, size_t size)
             da[i] = fill_value(me, i), db[i] = -1;
         break;
     case T_IBARRIER: break;
+    case T_ALLREDUCE_CHAR:
+        for (size_t i = 0; i < size; i++)
+            c->a[i] = (unsigned char)(me + (int)(i % 5)), c->b[i] = 0;
+        break;
+    case T_ALLREDUCE_FLOAT:
+        for (size_t i = 0; i < size / 4; i++)
+            ((float *)c->a)[i] = (float)fill_value(me, i), ((float *)c->b)[i] = -1;
+        break;
     default:
         for (size_t i = 0; i < size * (size_t)(t == T_NEIGHBOR_ALLTOALL ? 4 : n); i++)
             send_of(c, t)[i] = (unsigned char)(me * 31 + i * 7), c->b[i] = 0;
@@ -276,6 +303,18 @@ static void verify(const ctx_t *c, int t, size_t size)
         for (int j = 0; j < n; j++)
             for (size_t i = 0; i < size; i++)
                 bad += c->b[j * size + i] != (unsigned char)(j * 31 + i * 7);
+        break;
+    case T_ALLREDUCE_CHAR:
+        for (size_t i = 0; i < size; i++)
+            bad += c->b[i] != (unsigned char)(n * (n - 1) / 2 + n * (int)(i % 5));
+        break;
+    case T_ALLREDUCE_FLOAT:
+        for (size_t i = 0; i < size / 4; i++) {
+            double want = 0;
+            for (int r = 0; r < n; r++)
+                want += fill_value(r, i);
+            bad += ((float *)c->b)[i] != (float)want;
+        }
         break;
     case T_NEIGHBOR_ALLTOALL: /* block j comes from neighbour j's block j ^ 1 */
         for (int j = 0; j < 4; j++)
