@@ -7,11 +7,11 @@
  * counts and displacements whose gaps must stay untouched; nonblocking ones outstanding
  * together and beside other collectives, completed in reverse order; persistent ones
  * started 1,000 times with their buffers changed between starts. Standard MPI only. The
- * MPI below alone pairs repeated edges its own way (MPICH 4.0.2, Open MPI 4.1:
- * docs/collectives.md), so without HMPI the blocks of repeated edges are not checked; and
- * MPICH 4.0's alltoallw mixes up the degrees (pmodels/mpich#6233), so without HMPI it is
- * not checked where they differ, nor Open MPI 4.1's alltoallv and alltoallw where edges
- * repeat (its nonblocking forms pair them in order: truncated blocks). */
+ * MPI below alone pairs repeated edges its own way (MPICH 4.0.2, Open MPI 4.1.4 and
+ * 5.0.7: docs/collectives.md), so without HMPI the blocks of repeated edges are not
+ * checked; MPICH 4.0's alltoallw mixes up the degrees (pmodels/mpich#6233), so without
+ * HMPI it is not checked where they differ; nor are Open MPI's alltoallv and alltoallw
+ * where edges repeat (its nonblocking forms pair them in order: truncated blocks). */
 #include "coll_common.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -31,10 +31,10 @@ static int strict; /* HMPI is active: repeated edges are paired as the standard 
 #else
 #define MPICH_40 0
 #endif
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-#define OMPI_41 1
+#if defined(OPEN_MPI) /* 4.1.4 and 5.0.7 alike */
+#define OMPI_ANY 1
 #else
-#define OMPI_41 0
+#define OMPI_ANY 0
 #endif
 static MPI_Datatype hole_int; /* one int, then a hole of one int (extent 8) */
 
@@ -459,11 +459,11 @@ enum { NCOUNTS = sizeof counts / sizeof counts[0] };
 
 /* The functions run on t: all, but alltoallw where MPICH 4.0 alone would run it with
  * degrees that differ (its bug reads counts past the arrays: wrong blocks, or a hang),
- * and neither alltoallv nor alltoallw where Open MPI 4.1 alone would pair repeated edges
- * of uneven counts in its order (its nonblocking forms: MPI_ERR_TRUNCATE). */
+ * and neither alltoallv nor alltoallw where Open MPI (4.1.4, 5.0.7) alone would pair
+ * repeated edges of uneven counts in its order (its nonblocking forms: MPI_ERR_TRUNCATE). */
 static int fams_of(const topo_t *t)
 {
-    if (!strict && OMPI_41 && t->repeats)
+    if (!strict && OMPI_ANY && t->repeats)
         return F_ALLTOALLV;
     return !strict && MPICH_40 && t->skew ? F_ALLTOALLW : FAMS;
 }
