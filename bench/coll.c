@@ -14,9 +14,13 @@
  * do, by plain memcpy: after a barrier every rank copies its own block and reads the
  * block meant for it from every other rank's send buffer, which lies in an MPI-3
  * shared-memory window (one copy per byte, all ranks at once, no other sync): the
- * memory's bound on what an all-to-all can take here. --comm runs the collectives on
- * MPI_COMM_WORLD, on a communicator of the same ranks from MPI_Comm_create_from_group,
- * or on both in turns (tests TEST_group). */
+ * memory's bound on what an all-to-all can take here. neighbor_alltoall is
+ * MPI_Neighbor_alltoall on a periodic 2-D Cartesian communicator of every rank
+ * (MPI_Dims_create; 4 neighbours, some of them the same rank on a grid of 2 x 2), size
+ * the bytes of each block. allreduce_char and allreduce_float are allreduce's MPI_SUM on
+ * MPI_CHAR and MPI_FLOAT. --comm runs the collectives on MPI_COMM_WORLD, on a
+ * communicator of the same ranks from MPI_Comm_create_from_group, or on both in turns
+ * (tests TEST_group; neighbor_alltoall's grid is made from MPI_COMM_WORLD). */
 #define _GNU_SOURCE
 #include "bench_util.h"
 
@@ -33,11 +37,26 @@ enum {
     T_IALLREDUCE,
     T_ALLREDUCE_INIT,
     T_IALLREDUCE_OVERLAP,
+    T_NEIGHBOR_ALLTOALL,
+    T_ALLREDUCE_CHAR,
+    T_ALLREDUCE_FLOAT,
     NTESTS
 };
-static const char *const test_name[NTESTS] = {
-    "barrier",       "bcast",    "allreduce", "reduce",     "alltoall",       "allgather",
-    "alltoall_copy", "ibarrier", "ibcast",    "iallreduce", "allreduce_init", "iallreduce_overlap"};
+static const char *const test_name[NTESTS] = {"barrier",
+                                              "bcast",
+                                              "allreduce",
+                                              "reduce",
+                                              "alltoall",
+                                              "allgather",
+                                              "alltoall_copy",
+                                              "ibarrier",
+                                              "ibcast",
+                                              "iallreduce",
+                                              "allreduce_init",
+                                              "iallreduce_overlap",
+                                              "neighbor_alltoall",
+                                              "allreduce_char",
+                                              "allreduce_float"};
 /* The tests run when none is named: the blocking ones HMPI has always been judged by. */
 #define DEFAULT_TESTS ((1u << T_ALLTOALL_COPY) - 1)
 enum { MAX_SIZES = 64, MAX_REPS = 101 };
@@ -52,7 +71,8 @@ typedef struct {
 static const char usage[] =
     "usage: coll [options]\n"
     "  -t, --tests LIST   barrier,bcast,allreduce,reduce,alltoall,allgather,alltoall_copy,\n"
-    "                     ibarrier,ibcast,iallreduce,allreduce_init,iallreduce_overlap\n"
+    "                     ibarrier,ibcast,iallreduce,allreduce_init,iallreduce_overlap,\n"
+    "                     neighbor_alltoall,allreduce_char,allreduce_float\n"
     "                     (default: barrier to allgather)\n"
     "  -m, --min BYTES    smallest size (default 8)\n"
     "  -M, --max BYTES    largest size (default 4M; K and M suffixes)\n"
@@ -137,12 +157,14 @@ typedef struct {
     MPI_Comm comm;        /* the one the calls run on now: comms[k] */
     MPI_Comm comms[2];
     int k, ncomms; /* MPI_COMM_WORLD and/or the communicator from a group */
+    MPI_Comm cart; /* neighbor_alltoall: the periodic 2-D grid */
+    int nbr[4];    /* its neighbours in the standard's order */
 } ctx_t;
 
 static int reduces(int t)
 {
     return t == T_ALLREDUCE || t == T_REDUCE || t == T_IALLREDUCE || t == T_ALLREDUCE_INIT ||
-           t == T_IALLREDUCE_OVERLAP;
+           t == T_IALLREDUCE_OVERLAP || t == T_ALLREDUCE_CHAR || t == T_ALLREDUCE_FLOAT;
 }
 
 /* The send buffer of test t. */
@@ -193,6 +215,15 @@ static void call(const ctx_t *c, int t, size_t size)
         MPI_Wait(&q, MPI_STATUS_IGNORE);
         break;
     }
+    case T_NEIGHBOR_ALLTOALL:
+        MPI_Neighbor_alltoall(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, c->cart);
+        break;
+    case T_ALLREDUCE_CHAR:
+        MPI_Allreduce(c->a, c->b, count, MPI_CHAR, MPI_SUM, c->comm);
+        break;
+    case T_ALLREDUCE_FLOAT:
+        MPI_Allreduce(c->a, c->b, count / 4, MPI_FLOAT, MPI_SUM, c->comm);
+        break;
     }
 }
 
@@ -236,8 +267,16 @@ static void verify(const ctx_t *c, int t, size_t size)
             da[i] = fill_value(me, i), db[i] = -1;
         break;
     case T_IBARRIER: break;
+    case T_ALLREDUCE_CHAR:
+        for (size_t i = 0; i < size; i++)
+            c->a[i] = (unsigned char)(me + (int)(i % 5)), c->b[i] = 0;
+        break;
+    case T_ALLREDUCE_FLOAT:
+        for (size_t i = 0; i < size / 4; i++)
+            ((float *)c->a)[i] = (float)fill_value(me, i), ((float *)c->b)[i] = -1;
+        break;
     default:
-        for (size_t i = 0; i < size * (size_t)n; i++)
+        for (size_t i = 0; i < size * (size_t)(t == T_NEIGHBOR_ALLTOALL ? 4 : n); i++)
             send_of(c, t)[i] = (unsigned char)(me * 31 + i * 7), c->b[i] = 0;
         break;
     }
@@ -270,6 +309,24 @@ static void verify(const ctx_t *c, int t, size_t size)
         for (int j = 0; j < n; j++)
             for (size_t i = 0; i < size; i++)
                 bad += c->b[j * size + i] != (unsigned char)(j * 31 + i * 7);
+        break;
+    case T_ALLREDUCE_CHAR:
+        for (size_t i = 0; i < size; i++)
+            bad += c->b[i] != (unsigned char)(n * (n - 1) / 2 + n * (int)(i % 5));
+        break;
+    case T_ALLREDUCE_FLOAT:
+        for (size_t i = 0; i < size / 4; i++) {
+            double want = 0;
+            for (int r = 0; r < n; r++)
+                want += fill_value(r, i);
+            bad += ((float *)c->b)[i] != (float)want;
+        }
+        break;
+    case T_NEIGHBOR_ALLTOALL: /* block j comes from neighbour j's block j ^ 1 */
+        for (int j = 0; j < 4; j++)
+            for (size_t i = 0; i < size; i++)
+                bad += c->b[j * size + i] !=
+                       (unsigned char)(c->nbr[j] * 31 + ((size_t)(j ^ 1) * size + i) * 7);
         break;
     }
     if (bad) {
@@ -338,7 +395,7 @@ static void measure(ctx_t *c, int t, size_t size, double *out)
     }
     const opts_t *o = c->o;
     int per_peer = t == T_ALLTOALL || t == T_ALLGATHER || t == T_ALLTOALL_COPY;
-    size_t work = size * (per_peer ? (size_t)c->n : 1);
+    size_t work = size * (per_peer ? (size_t)c->n : t == T_NEIGHBOR_ALLTOALL ? 4 : 1);
     long iters = o->iters;
     if (work > 4096)
         iters = (long)((double)o->iters * 4096.0 / (double)work * 8.0);
@@ -449,14 +506,25 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return bad ? 2 : 0;
     }
-    c.a = o.preinit ? early[0] : malloc(maxsize * (size_t)c.n);
-    c.b = o.preinit ? early[1] : malloc(maxsize * (size_t)c.n);
+    size_t blocks = c.n < 4 ? 4 : (size_t)c.n; /* (neighbor_alltoall: 4 blocks) */
+    if (o.preinit && c.n < 4)
+        blocks = (size_t)c.n, o.tests &= ~(1u << T_NEIGHBOR_ALLTOALL);
+    c.a = o.preinit ? early[0] : malloc(maxsize * blocks);
+    c.b = o.preinit ? early[1] : malloc(maxsize * blocks);
     if (!c.a || !c.b) {
-        fprintf(stderr, "coll: rank %d: cannot allocate 2 x %zu bytes\n", c.rank, maxsize * (size_t)c.n);
+        fprintf(stderr, "coll: rank %d: cannot allocate 2 x %zu bytes\n", c.rank, maxsize * blocks);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    memset(c.a, 1, maxsize * (size_t)c.n);
-    memset(c.b, 2, maxsize * (size_t)c.n);
+    memset(c.a, 1, maxsize * blocks);
+    memset(c.b, 2, maxsize * blocks);
+    c.cart = MPI_COMM_NULL;
+    if (o.tests & 1u << T_NEIGHBOR_ALLTOALL) {
+        int dims[2] = {0, 0}, periods[2] = {1, 1};
+        MPI_Dims_create(c.n, 2, dims);
+        MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &c.cart);
+        for (int d = 0; d < 2; d++)
+            MPI_Cart_shift(c.cart, d, 1, &c.nbr[2 * d], &c.nbr[2 * d + 1]);
+    }
     MPI_Win win = MPI_WIN_NULL;
     if (o.tests & 1u << T_ALLTOALL_COPY)
         share_send_buffers(&c, &o, maxsize * (size_t)c.n, &win);
@@ -511,6 +579,8 @@ int main(int argc, char **argv)
     }
     if (win != MPI_WIN_NULL)
         MPI_Win_free(&win);
+    if (c.cart != MPI_COMM_NULL)
+        MPI_Comm_free(&c.cart);
     free(c.peer);
     free(c.a);
     free(c.b);

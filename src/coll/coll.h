@@ -140,6 +140,10 @@ typedef struct hmpi_coll_comm_s {
     /* Nonblocking and persistent collectives started and not yet run to their end, in
      * start order (nbc.h); the head runs. Engine lock (p2p/req.h). */
     struct hmpi_coll_op_s *nbc_head, *nbc_tail;
+    /* The neighbours of a Cartesian or graph communicator (neighbor.c), listed at the
+     * first neighbourhood collective: one block of the shared heap, freed with the
+     * slot (peers read its list of destinations). */
+    struct hmpi_coll_nbr_s *nbr;
     /* SETUP: the setup's exchange in flight (comm.c). */
     MPI_Request setup_req;
     void *setup_rec;

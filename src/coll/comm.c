@@ -349,6 +349,7 @@ static void release(hmpi_coll_comm_t *s)
     hmpi_heap_free(s->team.small[0].p);
     hmpi_heap_free(s->team.small[1].p);
     hmpi_heap_free(s->my_slot);
+    hmpi_heap_free(s->nbr);
     hmpi_heap_free(s);
 }
 

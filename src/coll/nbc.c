@@ -145,9 +145,9 @@ static int op_start(hmpi_req_t *r)
     return MPI_SUCCESS;
 }
 
-/* One released operation kept for the next start: a program that starts a nonblocking
- * collective and waits for it, over and over, allocates none. Any thread may take or
- * leave it. */
+/* One released operation without extra bytes kept for the next start: a program that
+ * starts a nonblocking collective and waits for it, over and over, allocates none. Any
+ * thread may take or leave it. */
 static _Atomic(hmpi_coll_op_t *) spare;
 
 static void op_release(hmpi_req_t *r)
@@ -156,9 +156,12 @@ static void op_release(hmpi_req_t *r)
     if (!op)
         return;
     HMPI_ASSERT(!op->queued); /* released only once complete, or inactive */
+    if (op->release)
+        op->release(op);
     hmpi_coll_op_t *none = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&spare, &none, op, memory_order_release,
-                                                 memory_order_relaxed))
+    if (op->extra || !atomic_compare_exchange_strong_explicit(&spare, &none, op,
+                                                              memory_order_release,
+                                                              memory_order_relaxed))
         free(op);
     r->arg = NULL;
 }
@@ -179,12 +182,19 @@ void hmpi_coll_nbc_init(void) { hmpi_req_kind_register(HMPI_REQ_COLL, &coll_ops)
 hmpi_coll_op_t *hmpi_coll_op_new(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
                                  const hmpi_coll_phase_fn *phases)
 {
+    return hmpi_coll_op_new_ext(s, c, n, phases, 0);
+}
+
+hmpi_coll_op_t *hmpi_coll_op_new_ext(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
+                                     const hmpi_coll_phase_fn *phases, size_t extra)
+{
     HMPI_ASSERT_INTERNAL(n >= 0 && n < HMPI_COLL_PHASES);
-    hmpi_coll_op_t *op = atomic_exchange_explicit(&spare, NULL, memory_order_acquire);
+    hmpi_coll_op_t *op = extra ? NULL : atomic_exchange_explicit(&spare, NULL, memory_order_acquire);
     if (op)
-        memset(op, 0, sizeof *op);
-    else if (!(op = calloc(1, sizeof *op)))
+        memset(op, 0, HMPI_COLL_OP_BYTES);
+    else if (!(op = calloc(1, HMPI_COLL_OP_BYTES + extra)))
         return NULL;
+    op->extra = extra;
     op->s = s;
     op->c = c;
     op->below = MPI_REQUEST_NULL;
@@ -201,6 +211,8 @@ int hmpi_coll_op_start(hmpi_coll_op_t *op, MPI_Request *request)
     hmpi_req_t *r = hmpi_req_new(HMPI_REQ_COLL);
     if (!r) {
         hmpi_p2p_unlock();
+        if (op->release)
+            op->release(op);
         free(op);
         return MPI_ERR_NO_MEM;
     }

@@ -67,6 +67,10 @@ struct hmpi_coll_op_s {
      * communicator turns out not accelerated at the end of its setup (every member
      * alike). */
     int (*below_start)(hmpi_coll_op_t *op, MPI_Request *req);
+    /* What the family holds beside the operation goes (holds on derived datatypes), as
+     * its request is released; NULL for nothing. */
+    void (*release)(hmpi_coll_op_t *op);
+    size_t extra; /* the family's bytes after the operation (hmpi_coll_op_new_ext) */
 };
 
 /* ---- entry points' side ---------------------------------------------------------------- */
@@ -82,6 +86,16 @@ hmpi_coll_comm_t *hmpi_coll_get_nb(MPI_Comm comm, hmpi_comm_t **c_p);
  * start), or NULL (no memory). */
 hmpi_coll_op_t *hmpi_coll_op_new(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
                                  const hmpi_coll_phase_fn *phases);
+/* The same with extra zeroed bytes after the operation for its family's own state (what
+ * does not fit the fields above: neighbor.c's lists and layouts), at hmpi_coll_op_ext;
+ * they go with the operation. */
+hmpi_coll_op_t *hmpi_coll_op_new_ext(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
+                                     const hmpi_coll_phase_fn *phases, size_t extra);
+enum { HMPI_COLL_OP_BYTES = (sizeof(hmpi_coll_op_t) + 63) & ~(size_t)63 };
+static inline void *hmpi_coll_op_ext(hmpi_coll_op_t *op)
+{
+    return (unsigned char *)op + HMPI_COLL_OP_BYTES;
+}
 /* Starts op under a new request (persistent: an inactive one, started by MPI_Start),
  * running it as far as it goes; returns an MPI error code (op freed on an error). */
 int hmpi_coll_op_start(hmpi_coll_op_t *op, MPI_Request *request);

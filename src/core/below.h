@@ -54,6 +54,8 @@
     X(T_category_get_num) X(T_category_get_info) X(T_category_get_index)                    \
     X(T_category_get_cvars) X(T_category_get_pvars) X(T_category_get_categories)            \
     X(T_category_changed) X(Ibarrier) X(Ibcast) X(Iallreduce) X(Ireduce)                   \
+    X(Ineighbor_allgather) X(Ineighbor_allgatherv) X(Ineighbor_alltoall)                    \
+    X(Ineighbor_alltoallv) X(Ineighbor_alltoallw)                                          \
     HMPI_BELOW_CALLS_40(X) HMPI_BELOW_CALLS_4(X) HMPI_BELOW_CALLS_41(X)                     \
     HMPI_BELOW_CALLS_C2F(X)
 
@@ -74,7 +76,8 @@
     X(Comm_create_from_group) X(Intercomm_create_from_groups) X(Group_from_session_pset)  \
     X(Session_get_num_psets) X(Session_get_nth_pset) X(Session_get_info)                   \
     X(Session_get_pset_info) X(Session_get_errhandler) X(Session_set_errhandler)           \
-    X(Session_call_errhandler)
+    X(Session_call_errhandler) X(Neighbor_allgather_init) X(Neighbor_allgatherv_init)      \
+    X(Neighbor_alltoall_init) X(Neighbor_alltoallv_init) X(Neighbor_alltoallw_init)
 #else
 #define HMPI_MPI4_CALLS 0
 #define HMPI_BELOW_CALLS_40(X)
@@ -214,6 +217,11 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Neighbor_alltoall hmpi_below.Neighbor_alltoall
 #define PMPI_Neighbor_alltoallv hmpi_below.Neighbor_alltoallv
 #define PMPI_Neighbor_alltoallw hmpi_below.Neighbor_alltoallw
+#define PMPI_Ineighbor_allgather hmpi_below.Ineighbor_allgather
+#define PMPI_Ineighbor_allgatherv hmpi_below.Ineighbor_allgatherv
+#define PMPI_Ineighbor_alltoall hmpi_below.Ineighbor_alltoall
+#define PMPI_Ineighbor_alltoallv hmpi_below.Ineighbor_alltoallv
+#define PMPI_Ineighbor_alltoallw hmpi_below.Ineighbor_alltoallw
 #define PMPI_Probe hmpi_below.Probe
 #define PMPI_Put hmpi_below.Put
 #define PMPI_Raccumulate hmpi_below.Raccumulate
@@ -420,6 +428,11 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Session_get_errhandler hmpi_below.Session_get_errhandler
 #define PMPI_Session_set_errhandler hmpi_below.Session_set_errhandler
 #define PMPI_Session_call_errhandler hmpi_below.Session_call_errhandler
+#define PMPI_Neighbor_allgather_init hmpi_below.Neighbor_allgather_init
+#define PMPI_Neighbor_allgatherv_init hmpi_below.Neighbor_allgatherv_init
+#define PMPI_Neighbor_alltoall_init hmpi_below.Neighbor_alltoall_init
+#define PMPI_Neighbor_alltoallv_init hmpi_below.Neighbor_alltoallv_init
+#define PMPI_Neighbor_alltoallw_init hmpi_below.Neighbor_alltoallw_init
 #endif
 
 #endif

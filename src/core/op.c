@@ -6,13 +6,15 @@
  * of the MPI standard's definitions: integer arithmetic wraps, logical ops give 0 or 1.
  * The accumulates of src/rma use these kernels too. No shared state in here. */
 #include "op.h"
+#include "check.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 /* The basic datatypes HMPI knows by handle (extent = size, lower bound 0). */
-typedef enum { K_SINT, K_UINT, K_FLOAT, K_BOOL, K_BYTE, K_OTHER } kind_t;
+typedef enum { K_SINT, K_UINT, K_FLOAT, K_BOOL, K_BYTE, K_CHAR, K_OTHER } kind_t;
 
 typedef struct {
     MPI_Datatype type;
@@ -35,6 +37,15 @@ static void add(MPI_Datatype t, size_t size, kind_t kind)
     basics[nbasics++] = (basic_t){t, (uint8_t)size, (uint8_t)kind};
 }
 
+/* MPI_CHAR: the standard defines no op on it (MPI-4.1 §6.9.2), but an MPI may take some
+ * (MPICH takes the integer ones; what it refuses it refuses in MPI_Reduce_local, where
+ * HMPI's reductions then find the error). HMPI's integer loops, signed as C's char is,
+ * run the ops the MPI below accepts on it (bit o of char_ops, asked once here of its
+ * MPI_Reduce_local on one zeroed element), whose results are the same: a reduction of
+ * a few chars costs a call into the MPI below per slice otherwise. */
+static unsigned char_ops;
+static void char_init(void);
+
 void hmpi_op_init(void)
 {
     nbasics = 0;
@@ -44,7 +55,7 @@ void hmpi_op_init(void)
     add(MPI_FLOAT, sizeof(float), K_FLOAT);
     add(MPI_LONG, sizeof(long), K_SINT);
     add(MPI_UNSIGNED, sizeof(unsigned), K_UINT);
-    add(MPI_CHAR, 1, K_OTHER);
+    add(MPI_CHAR, 1, K_CHAR);
     add(MPI_LONG_LONG, sizeof(long long), K_SINT);
     add(MPI_UNSIGNED_LONG, sizeof(unsigned long), K_UINT);
     add(MPI_UNSIGNED_LONG_LONG, sizeof(unsigned long long), K_UINT);
@@ -66,6 +77,7 @@ void hmpi_op_init(void)
     add(MPI_C_BOOL, sizeof(bool), K_BOOL);
     add(MPI_WCHAR, sizeof(wchar_t), K_OTHER);
     add(MPI_PACKED, 1, K_OTHER);
+    char_init();
 }
 
 static const basic_t *basic_of(MPI_Datatype t)
@@ -168,6 +180,18 @@ static int op_index(MPI_Op op)
     return -1;
 }
 
+static void char_init(void)
+{
+    const MPI_Op ops[NOPS] = {MPI_SUM, MPI_PROD, MPI_MAX,  MPI_MIN, MPI_LAND,
+                              MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
+    char_ops = 0;
+    if (!basic_of(MPI_CHAR))
+        return;
+    for (int o = 0; o < NOPS; o++)
+        if (hmpi_op_below_accepts(ops[o], MPI_CHAR))
+            char_ops |= 1u << o;
+}
+
 int hmpi_op_builtin(MPI_Op op)
 {
     return op_index(op) >= 0;
@@ -197,6 +221,7 @@ hmpi_op_kernel_t hmpi_op_kernel_size(MPI_Op op, MPI_Datatype type, int *size_p)
         int l = log2_size(b->size);
         return l < 0 ? NULL : int_table[b->kind == K_UINT][l][o];
     }
+    case K_CHAR: return char_ops & 1u << o ? int_table[CHAR_MIN == 0][0][o] : NULL;
     case K_BYTE: /* bitwise ops only */
         return o >= O_BAND ? int_table[1][0][o] : NULL;
     case K_FLOAT:

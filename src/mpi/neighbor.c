@@ -1,17 +1,19 @@
-/* neighbor.c: the blocking neighborhood collectives. HMPI makes the topologies
- * (mpi/comm.c), not their collectives: the MPI below carries them. Called blocking, the MPI
- * below would wait for the neighbours without moving HMPI's engine, so a local peer's
- * synchronous send to a receive this rank posted before the call hung until the call
- * returned, forever when that peer must first join it (MPI-4.1 §3.5 says it completes).
- * So each goes as its nonblocking form, waited for with HMPI's progress
- * (hmpi_p2p_below_wait), over a communicator HMPI knows: every member alike, since a
- * blocking and a nonblocking collective do not match. Elsewhere, and where Open MPI's
- * pending MPI_Comm_idup forbids nonblocking collectives HMPI did not see coming (p2p.h,
- * hmpi_p2p_below_nb), the blocking call. No algorithm here. */
+/* neighbor.c: the blocking neighbourhood collectives of MPI 4's large counts (the _c
+ * forms; the int ones are coll/neighbor.c's, by direct access on a node). The MPI below
+ * carries them. Called blocking, the MPI below would wait for the neighbours without
+ * moving HMPI's engine, so a local peer's synchronous send to a receive this rank posted
+ * before the call hung until the call returned, forever when that peer must first join
+ * it (MPI-4.1 §3.5 says it completes). So each goes as its nonblocking form, waited for
+ * with HMPI's progress (hmpi_p2p_below_wait), over a communicator HMPI knows: every member
+ * alike, since a blocking and a nonblocking collective do not match. Elsewhere, and where
+ * Open MPI's pending MPI_Comm_idup forbids nonblocking collectives HMPI did not see coming
+ * (p2p.h, hmpi_p2p_below_nb), the blocking call. No algorithm here. */
 #include "../core/comm.h"
 #include "../core/errors.h"
 #include "../node/node.h"
 #include "../p2p/p2p.h"
+
+#if MPI_VERSION >= 4 /* (Open MPI 4.1 and 5.0 have no _c forms) */
 
 /* Whether the blocking collective on comm goes as its nonblocking form (every member of
  * comm answers alike). */
@@ -40,29 +42,6 @@ static int waited(int err, MPI_Request *q)
         return waited(PMPI_##INAME WITH_Q ARGS, &q); \
     }                                                \
     HMPI_PMPI(NAME)
-
-NEIGHBOR(Neighbor_allgather, Ineighbor_allgather,
-         (const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
-          MPI_Comm comm),
-         (sb, sc, st, rb, rc, rt, comm))
-NEIGHBOR(Neighbor_allgatherv, Ineighbor_allgatherv,
-         (const void *sb, int sc, MPI_Datatype st, void *rb, const int rc[], const int rd[],
-          MPI_Datatype rt, MPI_Comm comm),
-         (sb, sc, st, rb, rc, rd, rt, comm))
-NEIGHBOR(Neighbor_alltoall, Ineighbor_alltoall,
-         (const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
-          MPI_Comm comm),
-         (sb, sc, st, rb, rc, rt, comm))
-NEIGHBOR(Neighbor_alltoallv, Ineighbor_alltoallv,
-         (const void *sb, const int sc[], const int sd[], MPI_Datatype st, void *rb, const int rc[],
-          const int rd[], MPI_Datatype rt, MPI_Comm comm),
-         (sb, sc, sd, st, rb, rc, rd, rt, comm))
-NEIGHBOR(Neighbor_alltoallw, Ineighbor_alltoallw,
-         (const void *sb, const int sc[], const MPI_Aint sd[], const MPI_Datatype st[], void *rb,
-          const int rc[], const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm comm),
-         (sb, sc, sd, st, rb, rc, rd, rt, comm))
-
-#if MPI_VERSION >= 4
 
 NEIGHBOR(Neighbor_allgather_c, Ineighbor_allgather_c,
          (const void *sb, MPI_Count sc, MPI_Datatype st, void *rb, MPI_Count rc, MPI_Datatype rt,

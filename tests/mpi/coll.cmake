@@ -13,6 +13,10 @@
 #                   inside collectives (a rank in MPI_Ssend to one waiting in them)
 #   coll_nonblocking  Ibarrier/Ibcast/Ireduce/Iallreduce and the persistent _init forms:
 #                   sizes, roots, layouts, many outstanding, out of order, 1,000 starts
+#   coll_neighbor   neighbourhood allgather(v)/alltoall(v,w), blocking, nonblocking and
+#                   persistent: Cartesian 1-D to 3-D (periodic or not, dimensions of 1
+#                   and 2), graph, distributed graphs with repeated, missing and self
+#                   edges; 0 to 1.2 MiB blocks, derived types, gaps; 1,000 starts
 #   coll_comm_free  2,000 communicators used and freed in opposite orders: their states go
 #                   with them (the resident set stays bounded), no member waits
 # Variants (the same executables):
@@ -36,7 +40,7 @@ if(HMPI_SANITIZE MATCHES "address") # the MPI libraries leak at exit (see tests/
   list(APPEND _coll_env ASAN_OPTIONS=detect_leaks=0)
 endif()
 set(_coll_tests coll_bcast coll_reduce coll_rs_scan coll_gather coll_alltoall coll_stress
-  coll_nonblocking)
+  coll_nonblocking coll_neighbor)
 
 # coll_variant(name suffix RANKS ... NODE_SIZES ... ENV ...): more runs of name's program.
 function(coll_variant name suffix)
@@ -86,8 +90,9 @@ endif()
 
 # Issue 23: buffers at MPI_BOTTOM with absolute-address types (collectives, receives), and
 # predefined ops on pairs the standard does not list (what the MPI below takes works,
-# what it refuses is MPI_ERR_OP). 2 and 4 ranks, and on the MPI below alone.
-foreach(t coll_bottom coll_op_ext)
+# what it refuses is MPI_ERR_OP); reductions on the character types give the MPI below's
+# results (coll_char). 2 and 4 ranks, and on the MPI below alone.
+foreach(t coll_bottom coll_op_ext coll_char)
   hmpi_mpi_test(${t} SOURCES ${_coll_dir}/${t}.c RANKS 2 4 NODE_SIZES 0 2
     ENV ${_coll_env} TIMEOUT 120)
   coll_variant(${t} below RANKS 2 4 NODE_SIZES 0 ENV HMPI_DISABLE=1)
