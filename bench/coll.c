@@ -218,9 +218,7 @@ static void call(const ctx_t *c, int t, size_t size)
     case T_NEIGHBOR_ALLTOALL:
         MPI_Neighbor_alltoall(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, c->cart);
         break;
-    case T_ALLREDUCE_CHAR:
-        MPI_Allreduce(c->a, c->b, count, MPI_CHAR, MPI_SUM, c->comm);
-        break;
+    case T_ALLREDUCE_CHAR: MPI_Allreduce(c->a, c->b, count, MPI_CHAR, MPI_SUM, c->comm); break;
     case T_ALLREDUCE_FLOAT:
         MPI_Allreduce(c->a, c->b, count / 4, MPI_FLOAT, MPI_SUM, c->comm);
         break;

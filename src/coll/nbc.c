@@ -159,9 +159,8 @@ static void op_release(hmpi_req_t *r)
     if (op->release)
         op->release(op);
     hmpi_coll_op_t *none = NULL;
-    if (op->extra || !atomic_compare_exchange_strong_explicit(&spare, &none, op,
-                                                              memory_order_release,
-                                                              memory_order_relaxed))
+    if (op->extra || !atomic_compare_exchange_strong_explicit(
+                         &spare, &none, op, memory_order_release, memory_order_relaxed))
         free(op);
     r->arg = NULL;
 }
@@ -189,7 +188,8 @@ hmpi_coll_op_t *hmpi_coll_op_new_ext(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
                                      const hmpi_coll_phase_fn *phases, size_t extra)
 {
     HMPI_ASSERT_INTERNAL(n >= 0 && n < HMPI_COLL_PHASES);
-    hmpi_coll_op_t *op = extra ? NULL : atomic_exchange_explicit(&spare, NULL, memory_order_acquire);
+    hmpi_coll_op_t *op =
+        extra ? NULL : atomic_exchange_explicit(&spare, NULL, memory_order_acquire);
     if (op)
         memset(op, 0, HMPI_COLL_OP_BYTES);
     else if (!(op = calloc(1, HMPI_COLL_OP_BYTES + extra)))
