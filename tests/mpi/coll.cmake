@@ -13,6 +13,11 @@
 #                   inside collectives (a rank in MPI_Ssend to one waiting in them)
 #   coll_nonblocking  Ibarrier/Ibcast/Ireduce/Iallreduce and the persistent _init forms:
 #                   sizes, roots, layouts, many outstanding, out of order, 1,000 starts
+#   coll_nonblocking_move  the other nonblocking and persistent forms (gather, scatter,
+#                   allgather, alltoall and their v/w forms, reduce-scatter, scans) and
+#                   every _c form (MPICH), each against the blocking call: sizes to 4 MiB,
+#                   layouts, in place, roots, who starts first, many outstanding, a type
+#                   freed while pending, every _init form started 1,000 times at once
 #   coll_comm_free  2,000 communicators used and freed in opposite orders: their states go
 #                   with them (the resident set stays bounded), no member waits
 # Variants (the same executables):
@@ -36,7 +41,7 @@ if(HMPI_SANITIZE MATCHES "address") # the MPI libraries leak at exit (see tests/
   list(APPEND _coll_env ASAN_OPTIONS=detect_leaks=0)
 endif()
 set(_coll_tests coll_bcast coll_reduce coll_rs_scan coll_gather coll_alltoall coll_stress
-  coll_nonblocking)
+  coll_nonblocking coll_nonblocking_move)
 
 # coll_variant(name suffix RANKS ... NODE_SIZES ... ENV ...): more runs of name's program.
 function(coll_variant name suffix)

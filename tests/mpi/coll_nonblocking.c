@@ -6,7 +6,8 @@
  * than they were started; mixed with point-to-point traffic and with blocking
  * collectives; a Test loop on a collective nobody waits for; persistent requests started
  * 1,000 times with their buffers changed between starts; MPI_Request_free of an inactive
- * persistent request. Standard MPI only. */
+ * persistent request; a nonblocking broadcast and reduce rooted away from 0 as the first
+ * collective on a new communicator. Standard MPI only. */
 #include "coll_common.h"
 
 /* MPICH declares MPI_STATUSES_IGNORE as (MPI_Status *)1 and annotates MPI_Waitall &
@@ -184,6 +185,32 @@ static void many(void)
     tc_release();
 }
 
+/* The first collective on a new communicator is a nonblocking one rooted away from 0 (its
+ * state is still being set up as it starts: nbc.h). */
+static void first_on_new(void)
+{
+    for (int k = 0; k < 2; k++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        int root = tc_size - 1, v[3] = {-1, -1, -1}, x = tc_rank + 1, y = -1;
+        if (tc_rank == root)
+            v[0] = v[1] = v[2] = 42 + k;
+        MPI_Request q;
+        if (k == 0)
+            MPI_Ibcast(v, 3, MPI_INT, root, c, &q);
+        else
+            MPI_Ireduce(&x, &y, 1, MPI_INT, MPI_SUM, root, c, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        if (k == 0)
+            CHECK(v[0] == 42 && v[2] == 42, "Ibcast from %d first on a new communicator: %d", root,
+                  v[0]);
+        else
+            CHECK(tc_rank != root || y == tc_size * (tc_size + 1) / 2,
+                  "Ireduce to %d first on a new communicator: %d", root, y);
+        MPI_Comm_free(&c);
+    }
+}
+
 /* A Test loop alone moves a collective (MPI-4.1 §6.12 makes freeing or cancelling an
  * active one erroneous: not tested). */
 static void tests_alone(void)
@@ -252,6 +279,7 @@ static void run(void)
     MPI_Op_create(matmul, 0, &op_matmul);
     MPI_Type_contiguous(4, MPI_UNSIGNED, &type_mat);
     MPI_Type_commit(&type_mat);
+    first_on_new();
     for (int c = 0; c < tc_ncomms; c++) {
         MPI_Request q;
         MPI_Ibarrier(tc_comms[c].comm, &q);
