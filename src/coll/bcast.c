@@ -370,11 +370,7 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     hmpi_coll_op_t *op = NULL;
     if (!err) {
-        /* A flat team (or one still in its setup, which only a flat one starts here) has
-         * member i at comm rank i; its members are not known until the setup ends. */
-        int lroot = s->mode != HMPI_COLL_HIER ? root
-                    : c->local_of[root] >= 0  ? hmpi_coll_member(&s->team, root)
-                                              : -1;
+        int lroot = hmpi_coll_op_member(s, c, root);
         hmpi_coll_phase_fn flat[] = {hmpi_coll_phase_bcast};
         hmpi_coll_phase_fn root_node[] = {hmpi_coll_phase_bcast, leaders_ibcast};
         hmpi_coll_phase_fn other_node[] = {leaders_ibcast, bcast_from_leader};
@@ -391,8 +387,10 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
             op->persistent = (uint8_t)persistent;
             op->below_start = below_ibcast;
             err = hmpi_layout_get(type, count, &op->l);
+            if (!err)
+                err = hmpi_coll_op_hold(op, type);
             if (err)
-                free(op);
+                hmpi_coll_op_discard(op);
         }
     }
     if (err)

@@ -10,6 +10,7 @@
  * On communicators that span nodes the non-v ones are hierarchical (gather_hier.c); the
  * v variants pass to the MPI below. */
 #include "coll.h"
+#include "nbc.h"
 #include "../core/check.h"
 #include "../core/errors.h"
 #include "../node/node.h"
@@ -62,10 +63,12 @@ static int block_put(const blocks_t *b, int i, const void *src, size_t bytes)
 /* Publishes one block (buf, count, type) in h: in the slot when small, the buffer itself
  * when it is in the shared heap and contiguous (returns 1: the caller waits for its
  * readers), else a packed copy in the scratch. prefer_direct: the buffer itself even
- * when small (when the caller waits for everybody anyway). */
+ * when small (when the caller waits for everybody anyway). try: a nonblocking
+ * collective's step, which cannot wait for the scratch: -1 while an older epoch's
+ * readers still hold it (nothing is published). */
 static int expose_one(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, const void *buf,
                       int count, MPI_Datatype type, const hmpi_layout_t *l, int prefer_direct,
-                      int *err_p)
+                      int try, int *err_p)
 {
     int direct = 0;
     void *at;
@@ -79,7 +82,9 @@ static int expose_one(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, cons
         at = hmpi_coll_at(buf, l->lo);
         direct = 1;
     } else {
-        at = hmpi_coll_scratch(t, e, l->size);
+        at = try ? hmpi_coll_try_scratch(t, e, l->size) : hmpi_coll_scratch(t, e, l->size);
+        if (!at)
+            return -1;
         *err_p = hmpi_coll_pack(at, buf, count, type, l);
         hmpi_stat_add(HMPI_STAT_coll_staged_bytes, l->size);
     }
@@ -97,7 +102,7 @@ static int gather_send(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
 {
     int err = MPI_SUCCESS;
     if (sl->size <= t->cap) { /* the root reads our slot; we go on */
-        expose_one(t, e, hmpi_coll_claim(t, e), sendbuf, scount, stype, sl, 0, &err);
+        expose_one(t, e, hmpi_coll_claim(t, e), sendbuf, scount, stype, sl, 0, 0, &err);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return err;
     }
@@ -110,7 +115,7 @@ static int gather_send(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return err;
     }
-    int direct = expose_one(t, e, hmpi_coll_claim(t, e), sendbuf, scount, stype, sl, 0, &err);
+    int direct = expose_one(t, e, hmpi_coll_claim(t, e), sendbuf, scount, stype, sl, 0, 0, &err);
     hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
     if (direct)
         hmpi_coll_wait(t, root, e, HMPI_COLL_DONE);
@@ -268,10 +273,15 @@ int hmpi_coll_team_gather_bytes(hmpi_coll_team_t *t, const void *sendbuf, int sc
 
 /* ---- scatter ------------------------------------------------------------------------- */
 
-static int scatter_root(hmpi_coll_team_t *t, uint64_t e, const blocks_t *sb, void *recvbuf,
-                        int rcount, MPI_Datatype rtype)
+/* The root's table of blocks in h: in its slot when they all fit there, else the
+ * blocks of its sendbuf that lie in the heap by address and packed copies of the others
+ * in its scratch. Returns 1 when peers read the sendbuf in place (the root waits for
+ * them), 0 when they read copies; with try (a nonblocking step), -1 while an older
+ * epoch's readers still hold the scratch (nothing is published). */
+static int scatter_table(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h, const blocks_t *sb,
+                         int try, int *err_p)
 {
-    int n = t->ep.n, me = t->ep.me, err = MPI_SUCCESS, any_direct = 0;
+    int n = t->ep.n, me = t->ep.me, any_direct = 0;
     size_t total = 0, tb = sizeof(hmpi_coll_blk_t) * (size_t)n;
     for (int i = 0; i < n; i++) {
         hmpi_layout_t l;
@@ -279,7 +289,6 @@ static int scatter_root(hmpi_coll_team_t *t, uint64_t e, const blocks_t *sb, voi
         if (i != me)
             total += l.size;
     }
-    hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
     hmpi_coll_area_t a = {h->data, t->cap, 0};
     int all_inline = tb + 16 + total <= t->cap;
     hmpi_coll_blk_t *tab = hmpi_coll_take(&a, tb, 0, 16);
@@ -294,7 +303,10 @@ static int scatter_root(hmpi_coll_team_t *t, uint64_t e, const blocks_t *sb, voi
     hmpi_coll_area_t sc = a;
     if (!all_inline && (staged > 0 || !tab)) {
         size_t need = staged + (tab ? 0 : tb) + 16;
-        sc = (hmpi_coll_area_t){hmpi_coll_scratch(t, e, need), need, 0};
+        void *p = try ? hmpi_coll_try_scratch(t, e, need) : hmpi_coll_scratch(t, e, need);
+        if (!p)
+            return -1;
+        sc = (hmpi_coll_area_t){p, need, 0};
         if (!tab)
             tab = hmpi_coll_take(&sc, tb, 0, 16);
     }
@@ -310,23 +322,38 @@ static int scatter_root(hmpi_coll_team_t *t, uint64_t e, const blocks_t *sb, voi
         } else {
             void *to = hmpi_coll_take(&sc, l.size, 0, 1);
             HMPI_ASSERT_INTERNAL(tab && to); /* sized above for the table and every block */
-            int err2 = hmpi_coll_pack(to, b, block_count(sb, i), sb->type, &l);
-            err = err != MPI_SUCCESS ? err : err2;
+            int err = hmpi_coll_pack(to, b, block_count(sb, i), sb->type, &l);
+            *err_p = *err_p != MPI_SUCCESS ? *err_p : err;
             tab[i] = (hmpi_coll_blk_t){(uintptr_t)to, l.size};
             if (!all_inline)
                 hmpi_stat_add(HMPI_STAT_coll_staged_bytes, l.size);
         }
     }
     h->table = (uintptr_t)tab;
+    return any_direct;
+}
+
+/* The root's own block, from its sendbuf to its recvbuf (unless in place). */
+static int scatter_own(const blocks_t *sb, int me, void *recvbuf, int rcount, MPI_Datatype rtype)
+{
+    if (recvbuf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    hmpi_layout_t sl, rl;
+    int err = block_layout(sb, me, &sl);
+    if (err == MPI_SUCCESS && (err = hmpi_layout_get(rtype, rcount, &rl)) == MPI_SUCCESS)
+        err = hmpi_coll_move(recvbuf, rcount, rtype, &rl, block_buf(sb, me), block_count(sb, me),
+                             sb->type, &sl);
+    return err;
+}
+
+static int scatter_root(hmpi_coll_team_t *t, uint64_t e, const blocks_t *sb, void *recvbuf,
+                        int rcount, MPI_Datatype rtype)
+{
+    int err = MPI_SUCCESS;
+    int any_direct = scatter_table(t, e, hmpi_coll_claim(t, e), sb, 0, &err);
     hmpi_coll_publish(t, e, any_direct ? HMPI_COLL_ARRIVED : HMPI_COLL_DONE);
-    if (recvbuf != MPI_IN_PLACE) {
-        hmpi_layout_t sl, rl;
-        int err2 = block_layout(sb, me, &sl);
-        if (err2 == MPI_SUCCESS && (err2 = hmpi_layout_get(rtype, rcount, &rl)) == MPI_SUCCESS)
-            err2 = hmpi_coll_move(recvbuf, rcount, rtype, &rl, block_buf(sb, me),
-                                  block_count(sb, me), sb->type, &sl);
-        err = err != MPI_SUCCESS ? err : err2;
-    }
+    int err2 = scatter_own(sb, t->ep.me, recvbuf, rcount, rtype);
+    err = err != MPI_SUCCESS ? err : err2;
     if (any_direct) {
         hmpi_coll_wait_all(t, e, HMPI_COLL_DONE);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
@@ -432,8 +459,8 @@ static int allgather_team(hmpi_coll_team_t *t, const void *sendbuf, int scount, 
     /* everybody waits for everybody's block anyway: read it where it lies; but with
      * more ranks than cores a block that fits the slot is copied there, so that we need
      * not wait for the readers at the end (that wait costs time slices) */
-    int direct =
-        expose_one(t, e, hmpi_coll_claim(t, e), mine, mcount, mtype, &ml, !hmpi_node.crowded, &err);
+    int direct = expose_one(t, e, hmpi_coll_claim(t, e), mine, mcount, mtype, &ml,
+                            !hmpi_node.crowded, 0, &err);
     hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
     for (int k = 1; k < n; k++) {
         int j = (me + k) % n;
@@ -511,3 +538,500 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                            recvtype, comm, 1);
 }
 HMPI_PMPI(Allgatherv)
+
+/* ---- nonblocking and persistent (nbc.h) --------------------------------------------------
+ * The team phases of MPI_Igather(v), MPI_Iscatter(v), MPI_Iallgather(v) and their _init
+ * forms: the blocking algorithms above, each wait a test that keeps its step. A gather's
+ * root also publishes where its recvbuf's blocks lie in the heap, so that a sender that
+ * comes after it writes its block there itself (a sender that came first is read by the
+ * root): whoever arrives last moves the block. */
+
+/* A sender's half.aux: it wrote its block into the root's recvbuf (nothing to read). */
+enum { PUSHED = 1 };
+
+static blocks_t op_blocks(const hmpi_coll_op_t *op, int send)
+{
+    if (send)
+        return (blocks_t){(void *)op->sendbuf, op->scounts, op->sdispls,
+                          op->scount,          op->stype,   op->sext};
+    return (blocks_t){op->recvbuf, op->rcounts, op->rdispls, op->count, op->type, op->rext};
+}
+
+static int gather_sender(hmpi_coll_op_t *op, hmpi_coll_team_t *t, uint64_t e)
+{
+    int me = t->ep.me, root = op->root;
+    if (op->step == 1) { /* the root reads our buffer in place */
+        if (!hmpi_epoch_reached(&t->ep, root, e, HMPI_COLL_DONE))
+            return 0;
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return 1;
+    }
+    hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+    if (!h)
+        return 0;
+    if (hmpi_epoch_reached(&t->ep, root, e, HMPI_COLL_ARRIVED)) {
+        const hmpi_coll_half_t *hr = hmpi_coll_half(t, root, e);
+        hmpi_coll_blk_t b = {0, 0};
+        if (hr->table)
+            b = ((const hmpi_coll_blk_t *)(uintptr_t)hr->table)[me];
+        if (b.addr) { /* the root came first: our block straight into its recvbuf */
+            op->err = b.bytes < op->sl.size ? MPI_ERR_TRUNCATE
+                                            : hmpi_coll_pack((void *)(uintptr_t)b.addr, op->sendbuf,
+                                                             op->scount, op->stype, &op->sl);
+            h->aux = PUSHED;
+            hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+            return 1;
+        }
+    }
+    int direct = expose_one(t, e, h, op->sendbuf, op->scount, op->stype, &op->sl, 0, 1, &op->err);
+    if (direct < 0)
+        return 0;
+    hmpi_coll_publish(t, e, direct ? HMPI_COLL_ARRIVED : HMPI_COLL_DONE);
+    op->step = direct;
+    return !direct;
+}
+
+int hmpi_coll_phase_gather(hmpi_coll_op_t *op)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    uint64_t e = hmpi_coll_op_epoch(op);
+    int n = t->ep.n, me = t->ep.me;
+    if (me != op->root)
+        return gather_sender(op, t, e);
+    blocks_t rb = op_blocks(op, 0);
+    if (op->step == 0) {
+        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        if (!h)
+            return 0;
+        int any = 0;
+        for (int i = 0; i < n && !any; i++) {
+            hmpi_layout_t l;
+            any = i != me && block_layout(&rb, i, &l) == MPI_SUCCESS &&
+                  hmpi_coll_direct(block_buf(&rb, i), &l);
+        }
+        h->table = 0;
+        if (any) { /* where senders that come after us write their blocks */
+            size_t tb = sizeof(hmpi_coll_blk_t) * (size_t)n;
+            hmpi_coll_area_t a = {h->data, t->cap, 0};
+            hmpi_coll_blk_t *tab = hmpi_coll_take(&a, tb, 0, 16);
+            if (!tab && !(tab = hmpi_coll_try_scratch(t, e, tb)))
+                return 0;
+            for (int i = 0; i < n; i++) {
+                hmpi_layout_t l;
+                block_layout(&rb, i, &l);
+                void *b = block_buf(&rb, i);
+                tab[i] = (hmpi_coll_blk_t){
+                    i != me && hmpi_coll_direct(b, &l) ? (uintptr_t)hmpi_coll_at(b, l.lo) : 0,
+                    l.size};
+            }
+            h->table = (uintptr_t)tab;
+        }
+        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        if (op->sendbuf != MPI_IN_PLACE) {
+            hmpi_layout_t rl;
+            if ((op->err = block_layout(&rb, me, &rl)) == MPI_SUCCESS)
+                op->err = hmpi_coll_move(block_buf(&rb, me), block_count(&rb, me), rb.type, &rl,
+                                         op->sendbuf, op->scount, op->stype, &op->sl);
+        }
+        op->step = 1;
+        op->k = 1;
+    }
+    for (; op->k < n; op->k++) {
+        int i = (me + op->k) % n;
+        if (!hmpi_epoch_reached(&t->ep, i, e, HMPI_COLL_ARRIVED))
+            return 0;
+        const hmpi_coll_half_t *hi = hmpi_coll_half(t, i, e);
+        if (hi->aux == PUSHED)
+            continue;
+        int err = block_put(&rb, i, (const void *)(uintptr_t)hi->addr, hi->bytes);
+        op->err = op->err != MPI_SUCCESS ? op->err : err;
+    }
+    hmpi_coll_seen(t, e);
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    return 1;
+}
+
+int hmpi_coll_phase_scatter(hmpi_coll_op_t *op)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    uint64_t e = hmpi_coll_op_epoch(op);
+    int me = t->ep.me, root = op->root;
+    if (me != root) {
+        if (!hmpi_epoch_reached(&t->ep, root, e, HMPI_COLL_ARRIVED))
+            return 0;
+        hmpi_coll_blk_t b = hmpi_coll_blk(hmpi_coll_half(t, root, e), me);
+        op->err = hmpi_coll_unpack(op->recvbuf, op->count, op->type, &op->l,
+                                   (const void *)(uintptr_t)b.addr, b.bytes);
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return 1;
+    }
+    blocks_t sb = op_blocks(op, 1);
+    if (op->step == 0) {
+        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        if (!h)
+            return 0;
+        int any_direct = scatter_table(t, e, h, &sb, 1, &op->err);
+        if (any_direct < 0)
+            return 0;
+        hmpi_coll_publish(t, e, any_direct ? HMPI_COLL_ARRIVED : HMPI_COLL_DONE);
+        int err = scatter_own(&sb, me, op->recvbuf, op->count, op->type);
+        op->err = op->err != MPI_SUCCESS ? op->err : err;
+        if (!any_direct)
+            return 1;
+        op->step = 1; /* the members read our sendbuf in place */
+    }
+    if (!hmpi_coll_op_all(op, HMPI_COLL_DONE))
+        return 0;
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    return 1;
+}
+
+int hmpi_coll_phase_allgather(hmpi_coll_op_t *op)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    uint64_t e = hmpi_coll_op_epoch(op);
+    int n = t->ep.n, me = t->ep.me, inplace = op->sendbuf == MPI_IN_PLACE;
+    blocks_t rb = op_blocks(op, 0);
+    switch (op->step) {
+    case 0: {
+        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        if (!h)
+            return 0;
+        const void *mine = inplace ? block_buf(&rb, me) : op->sendbuf;
+        int direct =
+            expose_one(t, e, h, mine, inplace ? block_count(&rb, me) : op->scount,
+                       inplace ? rb.type : op->stype, &op->sl, !hmpi_node.crowded, 1, &op->err);
+        if (direct < 0)
+            return 0;
+        op->direct = direct;
+        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        op->step = 1;
+        op->k = 1;
+    } /* fall through */
+    case 1:
+        for (; op->k < n; op->k++) {
+            int j = (me + op->k) % n;
+            if (!hmpi_epoch_reached(&t->ep, j, e, HMPI_COLL_ARRIVED))
+                return 0;
+            const hmpi_coll_half_t *hj = hmpi_coll_half(t, j, e);
+            int err = block_put(&rb, j, (const void *)(uintptr_t)hj->addr, hj->bytes);
+            op->err = op->err != MPI_SUCCESS ? op->err : err;
+        }
+        hmpi_coll_seen(t, e);
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        if (!inplace) { /* our own block after DONE: it touches no peer's memory */
+            hmpi_layout_t rl;
+            int err = block_layout(&rb, me, &rl);
+            if (err == MPI_SUCCESS)
+                err = hmpi_coll_move(block_buf(&rb, me), block_count(&rb, me), rb.type, &rl,
+                                     op->sendbuf, op->scount, op->stype, &op->sl);
+            op->err = op->err != MPI_SUCCESS ? op->err : err;
+        }
+        if (!op->direct)
+            return 1;
+        op->step = 2; /* the others read our block in place */
+        /* fall through */
+    default: return hmpi_coll_op_all(op, HMPI_COLL_DONE);
+    }
+}
+
+/* The MPI below's calls, where the communicator turns out not accelerated at the end of
+ * its setup (nbc.h). */
+static int below_igather(hmpi_coll_op_t *op, MPI_Request *req)
+{
+    return PMPI_Igather(op->sendbuf, op->scount, op->stype, op->recvbuf, op->count, op->type,
+                        op->croot, op->c->handle, req);
+}
+static int below_igatherv(hmpi_coll_op_t *op, MPI_Request *req)
+{
+    return PMPI_Igatherv(op->sendbuf, op->scount, op->stype, op->recvbuf, op->rcounts, op->rdispls,
+                         op->type, op->croot, op->c->handle, req);
+}
+static int below_iscatter(hmpi_coll_op_t *op, MPI_Request *req)
+{
+    return PMPI_Iscatter(op->sendbuf, op->scount, op->stype, op->recvbuf, op->count, op->type,
+                         op->croot, op->c->handle, req);
+}
+static int below_iscatterv(hmpi_coll_op_t *op, MPI_Request *req)
+{
+    return PMPI_Iscatterv(op->sendbuf, op->scounts, op->sdispls, op->stype, op->recvbuf, op->count,
+                          op->type, op->croot, op->c->handle, req);
+}
+static int below_iallgather(hmpi_coll_op_t *op, MPI_Request *req)
+{
+    return PMPI_Iallgather(op->sendbuf, op->scount, op->stype, op->recvbuf, op->count, op->type,
+                           op->c->handle, req);
+}
+static int below_iallgatherv(hmpi_coll_op_t *op, MPI_Request *req)
+{
+    return PMPI_Iallgatherv(op->sendbuf, op->scount, op->stype, op->recvbuf, op->rcounts,
+                            op->rdispls, op->type, op->c->handle, req);
+}
+
+/* The calls of the three families, as their entry points name them. */
+typedef enum { NB_GATHER, NB_SCATTER, NB_ALLGATHER } nb_kind_t;
+
+/* The whole call to the MPI below (comm not accelerated here, or a v form across nodes,
+ * as the blocking forms decide; the same on every member). */
+static int nb_below(nb_kind_t kind, int v, const void *sendbuf, const int *scounts,
+                    const int *sdispls, int scount, MPI_Datatype stype, void *recvbuf,
+                    const int *rcounts, const int *rdispls, int rcount, MPI_Datatype rtype,
+                    int root, MPI_Comm comm, int persistent, MPI_Request *request)
+{
+#if HMPI_MPI4_CALLS
+    if (persistent) {
+        MPI_Info i = MPI_INFO_NULL;
+        switch (kind) {
+        case NB_GATHER:
+            return v ? PMPI_Gatherv_init(sendbuf, scount, stype, recvbuf, rcounts, rdispls, rtype,
+                                         root, comm, i, request)
+                     : PMPI_Gather_init(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm,
+                                        i, request);
+        case NB_SCATTER:
+            return v ? PMPI_Scatterv_init(sendbuf, scounts, sdispls, stype, recvbuf, rcount, rtype,
+                                          root, comm, i, request)
+                     : PMPI_Scatter_init(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm,
+                                         i, request);
+        default:
+            return v ? PMPI_Allgatherv_init(sendbuf, scount, stype, recvbuf, rcounts, rdispls,
+                                            rtype, comm, i, request)
+                     : PMPI_Allgather_init(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, i,
+                                           request);
+        }
+    }
+#else
+    (void)persistent;
+#endif
+    switch (kind) {
+    case NB_GATHER:
+        return v ? PMPI_Igatherv(sendbuf, scount, stype, recvbuf, rcounts, rdispls, rtype, root,
+                                 comm, request)
+                 : PMPI_Igather(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm,
+                                request);
+    case NB_SCATTER:
+        return v ? PMPI_Iscatterv(sendbuf, scounts, sdispls, stype, recvbuf, rcount, rtype, root,
+                                  comm, request)
+                 : PMPI_Iscatter(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm,
+                                 request);
+    default:
+        return v ? PMPI_Iallgatherv(sendbuf, scount, stype, recvbuf, rcounts, rdispls, rtype, comm,
+                                    request)
+                 : PMPI_Iallgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, request);
+    }
+}
+
+/* The checks and the operation of every nonblocking and persistent gather, scatter and
+ * allgather: the team's program, or the MPI below's call. */
+static int nb_start(nb_kind_t kind, int v, const void *sendbuf, const int *scounts,
+                    const int *sdispls, int scount, MPI_Datatype stype, void *recvbuf,
+                    const int *rcounts, const int *rdispls, int rcount, MPI_Datatype rtype,
+                    int root, MPI_Comm comm, int persistent, MPI_Request *request, const char *fn)
+{
+    HMPI_ENTER(fn);
+    hmpi_comm_t *c = NULL;
+    hmpi_coll_comm_t *s = hmpi_coll_get_nb(comm, &c);
+    int err = MPI_SUCCESS, rooted = kind != NB_ALLGATHER, below = 0;
+    int me_root = s && rooted && c->rank == root;
+    if (s) {
+        err = rooted ? hmpi_check_root(root, c->size) : MPI_SUCCESS;
+        /* the sides as the blocking calls check them */
+        if (!err)
+            err = check_side(kind != NB_SCATTER || me_root, kind == NB_SCATTER && v, sendbuf,
+                             scount, stype, HMPI_SIDE_SEND);
+        if (!err)
+            err = check_side(kind != NB_GATHER || me_root, kind != NB_SCATTER && v, recvbuf, rcount,
+                             rtype, HMPI_SIDE_RECV);
+        if (!err && !request)
+            err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
+        /* the v forms' arrays where they are significant */
+        if (!err && v && kind == NB_SCATTER && me_root && (!scounts || !sdispls))
+            err = hmpi_err_what(MPI_ERR_ARG, "sendcounts or displs is NULL");
+        if (!err && v && kind != NB_SCATTER && (kind == NB_ALLGATHER || me_root) &&
+            (!rcounts || !rdispls))
+            err = hmpi_err_what(MPI_ERR_ARG, "recvcounts or displs is NULL");
+        if (err)
+            return hmpi_raise_in(comm, err, fn);
+        /* Across nodes the MPI below's call; a persistent one runs it at each start under a
+         * request of HMPI's (hmpi_coll_phase_below_call). */
+        below = s->mode == HMPI_COLL_HIER;
+        if (below && !persistent)
+            s = NULL;
+    }
+    HMPI_COLL_COUNT(nonblocking, s != NULL && !below);
+    if (!s) {
+        if (hmpi_check_comm_null(comm, fn))
+            return MPI_ERR_COMM;
+        return nb_below(kind, v, sendbuf, scounts, sdispls, scount, stype, recvbuf, rcounts,
+                        rdispls, rcount, rtype, root, comm, persistent, request);
+    }
+    static int (*const below_of[3][2])(hmpi_coll_op_t *,
+                                       MPI_Request *) = {{below_igather, below_igatherv},
+                                                         {below_iscatter, below_iscatterv},
+                                                         {below_iallgather, below_iallgatherv}};
+    hmpi_coll_phase_fn phase = below                ? hmpi_coll_phase_below_call
+                               : kind == NB_GATHER  ? hmpi_coll_phase_gather
+                               : kind == NB_SCATTER ? hmpi_coll_phase_scatter
+                                                    : hmpi_coll_phase_allgather;
+    hmpi_coll_op_t *op = hmpi_coll_op_new(s, c, 1, &phase);
+    if (!op)
+        return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
+    op->sendbuf = sendbuf;
+    op->scounts = scounts;
+    op->sdispls = sdispls;
+    op->scount = scount;
+    op->stype = stype;
+    op->recvbuf = recvbuf;
+    op->rcounts = rcounts;
+    op->rdispls = rdispls;
+    op->count = rcount;
+    op->type = rtype;
+    op->croot = root;
+    op->root = hmpi_coll_op_member(s, c, root);
+    op->persistent = (uint8_t)persistent;
+    op->below_start = below_of[kind][v];
+    /* Each side where this member reads it: the blocks (checked as the blocking calls
+     * do), or one block's layout, and the types held. */
+    int many_send = kind == NB_SCATTER && me_root,
+        many_recv = kind != NB_SCATTER && (kind == NB_ALLGATHER || me_root);
+    int send_used = many_send || (kind != NB_SCATTER && sendbuf != MPI_IN_PLACE);
+    int recv_used = many_recv || (kind == NB_SCATTER && recvbuf != MPI_IN_PLACE);
+    if (many_send) {
+        blocks_t sb = op_blocks(op, 1);
+        err = blocks_check(&sb, c->size);
+        op->sext = sb.extent;
+    } else if (send_used) {
+        err = hmpi_layout_get(stype, scount, &op->sl);
+    }
+    if (!err && many_recv) {
+        blocks_t rb = op_blocks(op, 0);
+        err = blocks_check(&rb, c->size);
+        op->rext = rb.extent;
+        if (!err && kind == NB_ALLGATHER && sendbuf == MPI_IN_PLACE) /* our block is the input */
+            err = block_layout(&rb, c->rank, &op->sl);
+    } else if (!err && recv_used) {
+        err = hmpi_layout_get(rtype, rcount, &op->l);
+    }
+    if (!err && send_used)
+        err = hmpi_coll_op_hold(op, stype);
+    if (!err && recv_used)
+        err = hmpi_coll_op_hold(op, rtype);
+    if (err) {
+        hmpi_coll_op_discard(op);
+        return hmpi_raise_in(comm, err, fn);
+    }
+    return hmpi_raise_in(comm, hmpi_coll_op_start(op, request), fn);
+}
+
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return nb_start(NB_GATHER, 0, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL,
+                    recvcount, recvtype, root, comm, 0, request, "MPI_Igather");
+}
+HMPI_PMPI(Igather)
+
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    return nb_start(NB_GATHER, 1, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, recvcounts,
+                    displs, 0, recvtype, root, comm, 0, request, "MPI_Igatherv");
+}
+HMPI_PMPI(Igatherv)
+
+int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    return nb_start(NB_SCATTER, 0, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL,
+                    recvcount, recvtype, root, comm, 0, request, "MPI_Iscatter");
+}
+HMPI_PMPI(Iscatter)
+
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, MPI_Request *request)
+{
+    return nb_start(NB_SCATTER, 1, sendbuf, sendcounts, displs, 0, sendtype, recvbuf, NULL, NULL,
+                    recvcount, recvtype, root, comm, 0, request, "MPI_Iscatterv");
+}
+HMPI_PMPI(Iscatterv)
+
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return nb_start(NB_ALLGATHER, 0, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL,
+                    recvcount, recvtype, 0, comm, 0, request, "MPI_Iallgather");
+}
+HMPI_PMPI(Iallgather)
+
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    return nb_start(NB_ALLGATHER, 1, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, recvcounts,
+                    displs, 0, recvtype, 0, comm, 0, request, "MPI_Iallgatherv");
+}
+HMPI_PMPI(Iallgatherv)
+
+#if HMPI_MPI4_CALLS
+int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *request)
+{
+    (void)info;
+    return nb_start(NB_GATHER, 0, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL,
+                    recvcount, recvtype, root, comm, 1, request, "MPI_Gather_init");
+}
+HMPI_PMPI(Gather_init)
+
+int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return nb_start(NB_GATHER, 1, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, recvcounts,
+                    displs, 0, recvtype, root, comm, 1, request, "MPI_Gatherv_init");
+}
+HMPI_PMPI(Gatherv_init)
+
+int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request)
+{
+    (void)info;
+    return nb_start(NB_SCATTER, 0, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL,
+                    recvcount, recvtype, root, comm, 1, request, "MPI_Scatter_init");
+}
+HMPI_PMPI(Scatter_init)
+
+int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return nb_start(NB_SCATTER, 1, sendbuf, sendcounts, displs, 0, sendtype, recvbuf, NULL, NULL,
+                    recvcount, recvtype, root, comm, 1, request, "MPI_Scatterv_init");
+}
+HMPI_PMPI(Scatterv_init)
+
+int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    (void)info;
+    return nb_start(NB_ALLGATHER, 0, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL,
+                    recvcount, recvtype, 0, comm, 1, request, "MPI_Allgather_init");
+}
+HMPI_PMPI(Allgather_init)
+
+int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return nb_start(NB_ALLGATHER, 1, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, recvcounts,
+                    displs, 0, recvtype, 0, comm, 1, request, "MPI_Allgatherv_init");
+}
+HMPI_PMPI(Allgatherv_init)
+#endif

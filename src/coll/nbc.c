@@ -33,6 +33,54 @@ void *hmpi_coll_try_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len)
     return hmpi_coll_scratch(t, e, len); /* its last readers are gone: no wait */
 }
 
+void *hmpi_coll_try_scratch_small(hmpi_coll_team_t *t, uint64_t e, size_t len)
+{
+    if (t->small[e & 1].used > t->ep.seen_done) {
+        hmpi_coll_seen_scan(t);
+        if (t->small[e & 1].used > t->ep.seen_done)
+            return NULL;
+    }
+    return hmpi_coll_scratch_small(t, e, len); /* its last readers are gone: no wait */
+}
+
+int hmpi_coll_op_range(hmpi_coll_op_t *op, int lo, int hi, int phase)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    if (lo == 0 && hi == t->ep.n)
+        return hmpi_coll_op_all(op, phase);
+    if (op->at < lo)
+        op->at = lo;
+    for (; op->at < hi; op->at++)
+        if (op->at != t->ep.me && !hmpi_epoch_reached(&t->ep, op->at, op->e, phase))
+            return 0;
+    op->at = 0;
+    return 1;
+}
+
+int hmpi_coll_op_expose(hmpi_coll_op_t *op, hmpi_coll_half_t *h, uint64_t e, int res_room)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    const hmpi_layout_t *l = &op->l;
+    op->direct = l->span > 0 && hmpi_heap_is_shared_range(hmpi_coll_at(op->in, l->lo), l->span);
+    size_t extra = res_room ? hmpi_coll_room(l->span, 64) : 0;
+    size_t need = extra + (op->direct ? 0 : hmpi_coll_room(l->span, 64));
+    hmpi_coll_area_t a = {NULL, 0, 0};
+    if (need) {
+        if (!(a.base = hmpi_coll_try_scratch(t, e, need)))
+            return 0;
+        a.len = need;
+    }
+    if (extra)
+        op->res = hmpi_coll_at(hmpi_coll_take(&a, extra, 0, 64), -l->lo);
+    if (op->direct) {
+        h->addr = (uintptr_t)op->in;
+    } else {
+        h->addr = (uintptr_t)hmpi_coll_stage_span(&a, op->in, l, 64);
+        hmpi_stat_add(HMPI_STAT_coll_staged_bytes, l->span);
+    }
+    return 1;
+}
+
 int hmpi_coll_op_all(hmpi_coll_op_t *op, int phase)
 {
     hmpi_coll_team_t *t = &op->s->team;
@@ -150,18 +198,32 @@ static int op_start(hmpi_req_t *r)
  * thread may take or leave it. */
 static _Atomic(hmpi_coll_op_t *) spare;
 
+/* What an operation holds goes with it (also one that never started: an error at its
+ * start). */
+static void op_free(hmpi_coll_op_t *op)
+{
+    if (op->release)
+        op->release(op);
+    for (int i = 0; i < op->nheld; i++)
+        hmpi_type_release(op->held[i]);
+    free(op->held);
+    hmpi_heap_free(op->tmp);
+    hmpi_heap_free(op->own[0]);
+    hmpi_heap_free(op->own[1]);
+    free(op->cd);
+    hmpi_coll_op_t *none = NULL;
+    if (op->extra || !atomic_compare_exchange_strong_explicit(
+                         &spare, &none, op, memory_order_release, memory_order_relaxed))
+        free(op);
+}
+
 static void op_release(hmpi_req_t *r)
 {
     hmpi_coll_op_t *op = r->arg;
     if (!op)
         return;
     HMPI_ASSERT(!op->queued); /* released only once complete, or inactive */
-    if (op->release)
-        op->release(op);
-    hmpi_coll_op_t *none = NULL;
-    if (op->extra || !atomic_compare_exchange_strong_explicit(
-                         &spare, &none, op, memory_order_release, memory_order_relaxed))
-        free(op);
+    op_free(op);
     r->arg = NULL;
 }
 
@@ -205,15 +267,32 @@ hmpi_coll_op_t *hmpi_coll_op_new_ext(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
     return op;
 }
 
+int hmpi_coll_op_hold(hmpi_coll_op_t *op, MPI_Datatype type)
+{
+    hmpi_layout_t l;
+    if (hmpi_layout_get(type, 0, &l) != MPI_SUCCESS || !l.derived)
+        return MPI_SUCCESS;                   /* predefined (a bad type is the caller's check) */
+    if ((op->nheld & (op->nheld - 1)) == 0) { /* 0, 1, 2, 4, ...: grow by doubling */
+        MPI_Datatype *more =
+            realloc(op->held, sizeof *more * (size_t)(op->nheld ? 2 * op->nheld : 1));
+        if (!more)
+            return MPI_ERR_NO_MEM;
+        op->held = more;
+    }
+    hmpi_type_hold(type);
+    op->held[op->nheld++] = type;
+    return MPI_SUCCESS;
+}
+
+void hmpi_coll_op_discard(hmpi_coll_op_t *op) { op_free(op); }
+
 int hmpi_coll_op_start(hmpi_coll_op_t *op, MPI_Request *request)
 {
     hmpi_p2p_lock();
     hmpi_req_t *r = hmpi_req_new(HMPI_REQ_COLL);
     if (!r) {
         hmpi_p2p_unlock();
-        if (op->release)
-            op->release(op);
-        free(op);
+        op_free(op);
         return MPI_ERR_NO_MEM;
     }
     op->req = r;
@@ -261,6 +340,20 @@ int hmpi_coll_phase_below_wait(hmpi_coll_op_t *op)
     if (err != MPI_SUCCESS)
         op->err = err;
     return flag || err != MPI_SUCCESS;
+}
+
+int hmpi_coll_phase_below_call(hmpi_coll_op_t *op)
+{
+    if (op->step == 0) {
+        op->step = 1;
+        int err = op->below_start(op, &op->below);
+        if (err != MPI_SUCCESS) {
+            op->err = err;
+            op->below = MPI_REQUEST_NULL;
+            return 1;
+        }
+    }
+    return hmpi_coll_phase_below_wait(op);
 }
 
 int hmpi_coll_phase_below(hmpi_coll_op_t *op, int (*start)(hmpi_coll_op_t *op))

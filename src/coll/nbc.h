@@ -63,6 +63,25 @@ struct hmpi_coll_op_s {
     void *res;      /* where its slice of a result goes */
     int res_shared, direct;
     MPI_Request below; /* the MPI below's call of the leaders, in flight */
+    /* The data movers' other side and their v and w forms (gather.c, alltoall.c,
+     * reduce_scatter.c): the send side's count and type (count and type above are the
+     * receive side's), and the program's arrays of counts, displacements and types,
+     * used where they lie (MPI-4.1 §6.12: unchanged until the operation completes, or
+     * for a persistent one until it is freed). */
+    int scount;
+    MPI_Datatype stype;
+    const int *scounts, *sdispls, *rcounts, *rdispls;
+    const MPI_Datatype *stypes, *rtypes;
+    hmpi_layout_t sl;    /* scount elements of stype */
+    MPI_Aint sext, rext; /* one element's extent on each side */
+    MPI_Aint first;      /* a reduce-scatter's block: its first element, */
+    int m;               /* and its elements */
+    int k;               /* a loop of a phase over the members, kept between steps */
+    void *tmp;           /* private memory of a phase (freed by it, or at the release) */
+    void *own[2];        /* memory the operation keeps until its release (hmpi_heap_free) */
+    int *cd;             /* a hierarchical program's leaders' counts and displacements */
+    MPI_Datatype *held;  /* the derived datatypes it holds until its release */
+    int nheld;
     /* The MPI below's nonblocking call of the same collective: what runs when the
      * communicator turns out not accelerated at the end of its setup (every member
      * alike). */
@@ -96,9 +115,28 @@ static inline void *hmpi_coll_op_ext(hmpi_coll_op_t *op)
 {
     return (unsigned char *)op + HMPI_COLL_OP_BYTES;
 }
+/* Frees an operation that is not started (an error at its entry point), with what it
+ * holds. */
+void hmpi_coll_op_discard(hmpi_coll_op_t *op);
 /* Starts op under a new request (persistent: an inactive one, started by MPI_Start),
  * running it as far as it goes; returns an MPI error code (op freed on an error). */
 int hmpi_coll_op_start(hmpi_coll_op_t *op, MPI_Request *request);
+
+/* The member index of comm rank r (a rank on this node) for an operation on s: on a team
+ * of one node the members are the ranks in order (comm.c), which holds while the setup
+ * is still in flight and the team not made yet too; -1 for a rank on another node. */
+static inline int hmpi_coll_op_member(const hmpi_coll_comm_t *s, const hmpi_comm_t *c, int r)
+{
+    if (s->mode != HMPI_COLL_HIER)
+        return r;
+    return c->local_of[r] >= 0 ? hmpi_coll_member(&s->team, r) : -1;
+}
+
+/* Holds type (when derived) from now to op's release: the program may free it while
+ * the operation, or a persistent one, still uses it (MPI-4.1 §5.1.9), and large-count
+ * calls free the type they made for the int call as soon as it returns (mpi/large.c).
+ * Returns an MPI error code (no memory). */
+int hmpi_coll_op_hold(hmpi_coll_op_t *op, MPI_Datatype type);
 
 /* Lets the queue of s run empty (a blocking collective on it is about to begin). */
 void hmpi_coll_drain(hmpi_coll_comm_t *s);
@@ -121,6 +159,17 @@ hmpi_coll_half_t *hmpi_coll_try_claim(hmpi_coll_team_t *t, uint64_t e);
 /* The scratch with room for len bytes for epoch e, or NULL while its last epoch's
  * readers are not all gone (hmpi_coll_scratch without its wait). */
 void *hmpi_coll_try_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len);
+/* The pair of small scratch buffers (hmpi_coll_scratch_small) without its wait. */
+void *hmpi_coll_try_scratch_small(hmpi_coll_team_t *t, uint64_t e, size_t len);
+/* 1 once every other member of [lo, hi) reached phase of op's epoch (from op->at on, as
+ * hmpi_coll_op_all); seen_done is left alone unless the range is the whole team. */
+int hmpi_coll_op_range(hmpi_coll_op_t *op, int lo, int hi, int phase);
+/* Publishes op->in (l: op->l) in half h for epoch e: the program's buffer where its span
+ * lies in the shared heap (op->direct: peers read it, so the member waits for their DONE
+ * before it completes), else a copy in the scratch; with res_room, room for a result of
+ * op->l after it (op->res). 0 while the scratch is still read by an older epoch (nothing
+ * published: the step tries again). */
+int hmpi_coll_op_expose(hmpi_coll_op_t *op, hmpi_coll_half_t *h, uint64_t e, int res_room);
 /* 1 once every other member reached phase of op's epoch (looked at from op->at on, so a
  * member seen there is not loaded again); raises seen_done as hmpi_coll_wait_all does. */
 int hmpi_coll_op_all(hmpi_coll_op_t *op, int phase);
@@ -136,9 +185,17 @@ int hmpi_coll_phase_fence(hmpi_coll_op_t *op);     /* barrier.c: fan-in, the lea
 int hmpi_coll_phase_bcast(hmpi_coll_op_t *op);     /* bcast.c: from member op->root */
 int hmpi_coll_phase_allreduce(hmpi_coll_op_t *op); /* reduce.c */
 int hmpi_coll_phase_reduce(hmpi_coll_op_t *op);    /* reduce.c: to member op->root */
+int hmpi_coll_phase_gather(hmpi_coll_op_t *op);    /* gather.c: to member op->root */
+int hmpi_coll_phase_scatter(hmpi_coll_op_t *op);   /* gather.c: from member op->root */
+int hmpi_coll_phase_allgather(hmpi_coll_op_t *op); /* gather.c */
 
 /* Waits for op->below, a request of the MPI below (MPI_REQUEST_NULL: nothing to wait for). */
 int hmpi_coll_phase_below_wait(hmpi_coll_op_t *op);
+/* The whole collective as the MPI below's nonblocking call (op->below_start), then its
+ * wait: the program of a persistent collective that goes to the MPI below on a
+ * communicator HMPI knows. MPICH 4.0.2's own persistent gather, scatter and allgather
+ * deliver wrong data (docs/collectives.md); its nonblocking ones are right. */
+int hmpi_coll_phase_below_call(hmpi_coll_op_t *op);
 /* A phase that starts the leaders' nonblocking call (start, on member 0 only) and waits
  * for it; made by the families for their hierarchical programs. */
 int hmpi_coll_phase_below(hmpi_coll_op_t *op, int (*start)(hmpi_coll_op_t *op));

@@ -463,33 +463,6 @@ HMPI_PMPI(Allreduce)
  * The team phases of MPI_Iallreduce and MPI_Ireduce (and their _init forms): the
  * blocking algorithms above, each wait a test that keeps its step. */
 
-/* Publishes op's input in half h for epoch e (the user's buffer where it lies in the
- * heap, else a copy in the scratch), and with res_room the room of a result after it;
- * 0 while the scratch is still read by an older epoch. */
-static int expose_try(hmpi_coll_op_t *op, hmpi_coll_half_t *h, uint64_t e, int res_room)
-{
-    hmpi_coll_team_t *t = &op->s->team;
-    const hmpi_layout_t *l = &op->l;
-    op->direct = l->span > 0 && hmpi_heap_is_shared_range(hmpi_coll_at(op->in, l->lo), l->span);
-    size_t extra = res_room ? hmpi_coll_room(l->span, 64) : 0;
-    size_t need = extra + (op->direct ? 0 : hmpi_coll_room(l->span, 64));
-    hmpi_coll_area_t a = {NULL, 0, 0};
-    if (need) {
-        if (!(a.base = hmpi_coll_try_scratch(t, e, need)))
-            return 0;
-        a.len = need;
-    }
-    if (extra)
-        op->res = hmpi_coll_at(hmpi_coll_take(&a, extra, 0, 64), -l->lo);
-    if (op->direct) {
-        h->addr = (uintptr_t)op->in;
-    } else {
-        h->addr = (uintptr_t)hmpi_coll_stage_span(&a, op->in, l, 64);
-        hmpi_stat_add(HMPI_STAT_coll_staged_bytes, l->span);
-    }
-    return 1;
-}
-
 /* Every member's input of op's epoch folded into dst, elements [first, first + m). */
 static int fold(hmpi_coll_op_t *op, void *dst, MPI_Aint first, int m)
 {
@@ -550,7 +523,7 @@ int hmpi_coll_phase_allreduce(hmpi_coll_op_t *op)
             op->res_shared =
                 hmpi_heap_is_shared_range(hmpi_coll_at(op->recvbuf, op->l.lo), op->l.span);
             op->res = op->recvbuf;
-            if (!expose_try(op, h, e, !op->res_shared))
+            if (!hmpi_coll_op_expose(op, h, e, !op->res_shared))
                 return 0;
             h->aux = (uintptr_t)op->res;
         }
@@ -623,7 +596,7 @@ int hmpi_coll_phase_reduce(hmpi_coll_op_t *op)
                     hmpi_heap_is_shared_range(hmpi_coll_at(op->recvbuf, op->l.lo), op->l.span);
                 op->res = op->recvbuf;
             }
-            if (!expose_try(op, h, e, me == root && !op->res_shared))
+            if (!hmpi_coll_op_expose(op, h, e, me == root && !op->res_shared))
                 return 0;
             h->aux = (uintptr_t)op->res;
         }
@@ -756,11 +729,12 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
         op->root = 0; /* the node's result at its leader, in place in recvbuf */
         op->in = op->in == recvbuf ? recvbuf : op->in;
     } else {
-        op->root = all ? 0 : root; /* a flat team's member i is comm rank i (bcast.c) */
+        op->root = all ? 0 : hmpi_coll_op_member(s, c, root);
     }
     if ((err = hmpi_layout_get(type, 1, &op->one)) != MPI_SUCCESS ||
-        (err = hmpi_layout_get(type, count, &op->l)) != MPI_SUCCESS) {
-        free(op);
+        (err = hmpi_layout_get(type, count, &op->l)) != MPI_SUCCESS ||
+        (err = hmpi_coll_op_hold(op, type)) != MPI_SUCCESS) {
+        hmpi_coll_op_discard(op);
         return hmpi_raise_in(comm, err, fn);
     }
     int size;

@@ -56,6 +56,9 @@
     X(T_category_changed) X(Ibarrier) X(Ibcast) X(Iallreduce) X(Ireduce)                   \
     X(Ineighbor_allgather) X(Ineighbor_allgatherv) X(Ineighbor_alltoall)                    \
     X(Ineighbor_alltoallv) X(Ineighbor_alltoallw)                                          \
+    X(Igather) X(Igatherv) X(Iscatter) X(Iscatterv) X(Iallgather) X(Iallgatherv)           \
+    X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ireduce_scatter)                            \
+    X(Ireduce_scatter_block) X(Iscan) X(Iexscan)                                           \
     HMPI_BELOW_CALLS_40(X) HMPI_BELOW_CALLS_4(X) HMPI_BELOW_CALLS_41(X)                     \
     HMPI_BELOW_CALLS_C2F(X)
 
@@ -77,7 +80,10 @@
     X(Session_get_num_psets) X(Session_get_nth_pset) X(Session_get_info)                   \
     X(Session_get_pset_info) X(Session_get_errhandler) X(Session_set_errhandler)           \
     X(Session_call_errhandler) X(Neighbor_allgather_init) X(Neighbor_allgatherv_init)      \
-    X(Neighbor_alltoall_init) X(Neighbor_alltoallv_init) X(Neighbor_alltoallw_init)
+    X(Neighbor_alltoall_init) X(Neighbor_alltoallv_init) X(Neighbor_alltoallw_init)        \
+    X(Gather_init) X(Gatherv_init) X(Scatter_init) X(Scatterv_init) X(Allgather_init)      \
+    X(Allgatherv_init) X(Alltoall_init) X(Alltoallv_init) X(Alltoallw_init)                \
+    X(Reduce_scatter_init) X(Reduce_scatter_block_init) X(Scan_init) X(Exscan_init)
 #else
 #define HMPI_MPI4_CALLS 0
 #define HMPI_BELOW_CALLS_40(X)
@@ -98,7 +104,15 @@
     X(Gatherv_c) X(Scatterv_c) X(Allgatherv_c) X(Alltoallv_c) X(Alltoallw_c)                \
     X(T_category_get_num_events) X(T_category_get_events) X(Isendrecv_c)                   \
     X(Isendrecv_replace_c) X(Neighbor_allgather_c) X(Neighbor_allgatherv_c)                 \
-    X(Neighbor_alltoall_c) X(Neighbor_alltoallv_c) X(Neighbor_alltoallw_c)
+    X(Neighbor_alltoall_c) X(Neighbor_alltoallv_c) X(Neighbor_alltoallw_c)                 \
+    X(Ibcast_c) X(Igather_c) X(Igatherv_c) X(Iscatter_c) X(Iscatterv_c)                    \
+    X(Iallgather_c) X(Iallgatherv_c) X(Ialltoall_c) X(Ialltoallv_c) X(Ialltoallw_c)        \
+    X(Ireduce_c) X(Iallreduce_c) X(Ireduce_scatter_c) X(Ireduce_scatter_block_c)           \
+    X(Iscan_c) X(Iexscan_c) X(Bcast_init_c) X(Gather_init_c) X(Gatherv_init_c)             \
+    X(Scatter_init_c) X(Scatterv_init_c) X(Allgather_init_c) X(Allgatherv_init_c)          \
+    X(Alltoall_init_c) X(Alltoallv_init_c) X(Alltoallw_init_c) X(Reduce_init_c)            \
+    X(Allreduce_init_c) X(Reduce_scatter_init_c) X(Reduce_scatter_block_init_c)            \
+    X(Scan_init_c) X(Exscan_init_c)
 #else
 #define HMPI_BELOW_CALLS_4(X)
 #endif
@@ -317,6 +331,19 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Ibcast hmpi_below.Ibcast
 #define PMPI_Iallreduce hmpi_below.Iallreduce
 #define PMPI_Ireduce hmpi_below.Ireduce
+#define PMPI_Igather hmpi_below.Igather
+#define PMPI_Igatherv hmpi_below.Igatherv
+#define PMPI_Iscatter hmpi_below.Iscatter
+#define PMPI_Iscatterv hmpi_below.Iscatterv
+#define PMPI_Iallgather hmpi_below.Iallgather
+#define PMPI_Iallgatherv hmpi_below.Iallgatherv
+#define PMPI_Ialltoall hmpi_below.Ialltoall
+#define PMPI_Ialltoallv hmpi_below.Ialltoallv
+#define PMPI_Ialltoallw hmpi_below.Ialltoallw
+#define PMPI_Ireduce_scatter hmpi_below.Ireduce_scatter
+#define PMPI_Ireduce_scatter_block hmpi_below.Ireduce_scatter_block
+#define PMPI_Iscan hmpi_below.Iscan
+#define PMPI_Iexscan hmpi_below.Iexscan
 #if MPI_VERSION >= 4
 #define PMPI_T_category_get_num_events hmpi_below.T_category_get_num_events
 #define PMPI_T_category_get_events hmpi_below.T_category_get_events
@@ -376,6 +403,38 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Neighbor_alltoallv_c hmpi_below.Neighbor_alltoallv_c
 #define PMPI_Neighbor_alltoallw_c hmpi_below.Neighbor_alltoallw_c
 #define PMPI_Isendrecv_replace_c hmpi_below.Isendrecv_replace_c
+#define PMPI_Ibcast_c hmpi_below.Ibcast_c
+#define PMPI_Igather_c hmpi_below.Igather_c
+#define PMPI_Igatherv_c hmpi_below.Igatherv_c
+#define PMPI_Iscatter_c hmpi_below.Iscatter_c
+#define PMPI_Iscatterv_c hmpi_below.Iscatterv_c
+#define PMPI_Iallgather_c hmpi_below.Iallgather_c
+#define PMPI_Iallgatherv_c hmpi_below.Iallgatherv_c
+#define PMPI_Ialltoall_c hmpi_below.Ialltoall_c
+#define PMPI_Ialltoallv_c hmpi_below.Ialltoallv_c
+#define PMPI_Ialltoallw_c hmpi_below.Ialltoallw_c
+#define PMPI_Ireduce_c hmpi_below.Ireduce_c
+#define PMPI_Iallreduce_c hmpi_below.Iallreduce_c
+#define PMPI_Ireduce_scatter_c hmpi_below.Ireduce_scatter_c
+#define PMPI_Ireduce_scatter_block_c hmpi_below.Ireduce_scatter_block_c
+#define PMPI_Iscan_c hmpi_below.Iscan_c
+#define PMPI_Iexscan_c hmpi_below.Iexscan_c
+#define PMPI_Bcast_init_c hmpi_below.Bcast_init_c
+#define PMPI_Gather_init_c hmpi_below.Gather_init_c
+#define PMPI_Gatherv_init_c hmpi_below.Gatherv_init_c
+#define PMPI_Scatter_init_c hmpi_below.Scatter_init_c
+#define PMPI_Scatterv_init_c hmpi_below.Scatterv_init_c
+#define PMPI_Allgather_init_c hmpi_below.Allgather_init_c
+#define PMPI_Allgatherv_init_c hmpi_below.Allgatherv_init_c
+#define PMPI_Alltoall_init_c hmpi_below.Alltoall_init_c
+#define PMPI_Alltoallv_init_c hmpi_below.Alltoallv_init_c
+#define PMPI_Alltoallw_init_c hmpi_below.Alltoallw_init_c
+#define PMPI_Reduce_init_c hmpi_below.Reduce_init_c
+#define PMPI_Allreduce_init_c hmpi_below.Allreduce_init_c
+#define PMPI_Reduce_scatter_init_c hmpi_below.Reduce_scatter_init_c
+#define PMPI_Reduce_scatter_block_init_c hmpi_below.Reduce_scatter_block_init_c
+#define PMPI_Scan_init_c hmpi_below.Scan_init_c
+#define PMPI_Exscan_init_c hmpi_below.Exscan_init_c
 #endif
 #if HMPI_MPI41_CALLS
 #define PMPI_Request_get_status_any hmpi_below.Request_get_status_any
@@ -433,6 +492,19 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Neighbor_alltoall_init hmpi_below.Neighbor_alltoall_init
 #define PMPI_Neighbor_alltoallv_init hmpi_below.Neighbor_alltoallv_init
 #define PMPI_Neighbor_alltoallw_init hmpi_below.Neighbor_alltoallw_init
+#define PMPI_Gather_init hmpi_below.Gather_init
+#define PMPI_Gatherv_init hmpi_below.Gatherv_init
+#define PMPI_Scatter_init hmpi_below.Scatter_init
+#define PMPI_Scatterv_init hmpi_below.Scatterv_init
+#define PMPI_Allgather_init hmpi_below.Allgather_init
+#define PMPI_Allgatherv_init hmpi_below.Allgatherv_init
+#define PMPI_Alltoall_init hmpi_below.Alltoall_init
+#define PMPI_Alltoallv_init hmpi_below.Alltoallv_init
+#define PMPI_Alltoallw_init hmpi_below.Alltoallw_init
+#define PMPI_Reduce_scatter_init hmpi_below.Reduce_scatter_init
+#define PMPI_Reduce_scatter_block_init hmpi_below.Reduce_scatter_block_init
+#define PMPI_Scan_init hmpi_below.Scan_init
+#define PMPI_Exscan_init hmpi_below.Exscan_init
 #endif
 
 #endif

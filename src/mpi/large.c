@@ -57,10 +57,13 @@ static int fold(MPI_Count count, MPI_Datatype type, fold_t *f)
     return MPI_SUCCESS;
 }
 
-/* After the int call, even a nonblocking one: the MPI below keeps its own reference to
- * a type in use (freeing it is allowed), HMPI's requests and one-sided operations copy
- * what they need (hmpi_layout_t) at the call, and the non-contiguous data whose handle
- * HMPI would use later (MPI_Unpack) is refused past 2 GiB by the int call's checks. */
+/* After the int call, even a nonblocking or persistent one: the MPI below keeps its own
+ * reference to a type in use (freeing it is allowed), HMPI's point-to-point requests and
+ * one-sided operations copy what they need (hmpi_layout_t) at the call, the non-contiguous
+ * data whose handle HMPI would use later (MPI_Unpack) is refused past 2 GiB by the int
+ * call's checks, and HMPI's nonblocking and persistent collectives hold their derived
+ * types until their release (coll/nbc.h, hmpi_coll_op_hold): the free only marks the
+ * type then, and the last release frees it. */
 static int unfold(fold_t *f, int err)
 {
     if (f->made != MPI_DATATYPE_NULL)
@@ -573,4 +576,307 @@ int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 }
 HMPI_PMPI(Alltoallw_c)
 
+/* ---- nonblocking and persistent collectives ------------------------------------------ */
+/* The same three kinds as the blocking ones above, each decided alike on every rank. The
+ * reduce-scatter with counts is coll/reduce_scatter.c's (its int copy of the counts lives
+ * with the operation). */
+
+int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    fold_t f;
+    FOLD_OR_RAISE(f, count, datatype, comm, "MPI_Ibcast_c");
+    return unfold(&f, hmpi_self_Ibcast(buffer, f.count, f.type, root, comm, request));
+}
+HMPI_PMPI(Ibcast_c)
+
+int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                     MPI_Info info, MPI_Request *request)
+{
+    fold_t f;
+    FOLD_OR_RAISE(f, count, datatype, comm, "MPI_Bcast_init_c");
+    return unfold(&f, hmpi_self_Bcast_init(buffer, f.count, f.type, root, comm, info, request));
+}
+HMPI_PMPI(Bcast_init_c)
+
+int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    int at_root = comm_rank(comm) == root || root == MPI_ROOT;
+    MOVER(
+        "MPI_Igather_c", sendbuf != MPI_IN_PLACE && root != MPI_ROOT, sendcount, sendtype, at_root,
+        recvcount, recvtype,
+        hmpi_self_Igather(sendbuf, s.count, s.type, recvbuf, r.count, r.type, root, comm, request));
+}
+HMPI_PMPI(Igather_c)
+
+int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int at_root = comm_rank(comm) == root || root == MPI_ROOT;
+    MOVER("MPI_Gather_init_c", sendbuf != MPI_IN_PLACE && root != MPI_ROOT, sendcount, sendtype,
+          at_root, recvcount, recvtype,
+          hmpi_self_Gather_init(sendbuf, s.count, s.type, recvbuf, r.count, r.type, root, comm,
+                                info, request));
+}
+HMPI_PMPI(Gather_init_c)
+
+int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    int at_root = comm_rank(comm) == root || root == MPI_ROOT;
+    MOVER("MPI_Iscatter_c", at_root, sendcount, sendtype,
+          recvbuf != MPI_IN_PLACE && root != MPI_ROOT, recvcount, recvtype,
+          hmpi_self_Iscatter(sendbuf, s.count, s.type, recvbuf, r.count, r.type, root, comm,
+                             request));
+}
+HMPI_PMPI(Iscatter_c)
+
+int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int at_root = comm_rank(comm) == root || root == MPI_ROOT;
+    MOVER("MPI_Scatter_init_c", at_root, sendcount, sendtype,
+          recvbuf != MPI_IN_PLACE && root != MPI_ROOT, recvcount, recvtype,
+          hmpi_self_Scatter_init(sendbuf, s.count, s.type, recvbuf, r.count, r.type, root, comm,
+                                 info, request));
+}
+HMPI_PMPI(Scatter_init_c)
+
+int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    MOVER("MPI_Iallgather_c", sendbuf != MPI_IN_PLACE, sendcount, sendtype, 1, recvcount, recvtype,
+          hmpi_self_Iallgather(sendbuf, s.count, s.type, recvbuf, r.count, r.type, comm, request));
+}
+HMPI_PMPI(Iallgather_c)
+
+int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *request)
+{
+    MOVER("MPI_Allgather_init_c", sendbuf != MPI_IN_PLACE, sendcount, sendtype, 1, recvcount,
+          recvtype,
+          hmpi_self_Allgather_init(sendbuf, s.count, s.type, recvbuf, r.count, r.type, comm, info,
+                                   request));
+}
+HMPI_PMPI(Allgather_init_c)
+
+int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    MOVER("MPI_Ialltoall_c", sendbuf != MPI_IN_PLACE, sendcount, sendtype, 1, recvcount, recvtype,
+          hmpi_self_Ialltoall(sendbuf, s.count, s.type, recvbuf, r.count, r.type, comm, request));
+}
+HMPI_PMPI(Ialltoall_c)
+
+int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    MOVER("MPI_Alltoall_init_c", sendbuf != MPI_IN_PLACE, sendcount, sendtype, 1, recvcount,
+          recvtype,
+          hmpi_self_Alltoall_init(sendbuf, s.count, s.type, recvbuf, r.count, r.type, comm, info,
+                                  request));
+}
+HMPI_PMPI(Alltoall_init_c)
+
+int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return FITS(count)
+               ? hmpi_self_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request)
+               : PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+HMPI_PMPI(Ireduce_c)
+
+int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return FITS(count) ? hmpi_self_Reduce_init(sendbuf, recvbuf, (int)count, datatype, op, root,
+                                               comm, info, request)
+                       : PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info,
+                                            request);
+}
+HMPI_PMPI(Reduce_init_c)
+
+int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return FITS(count)
+               ? hmpi_self_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request)
+               : PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+HMPI_PMPI(Iallreduce_c)
+
+int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return FITS(count)
+               ? hmpi_self_Allreduce_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info,
+                                          request)
+               : PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+HMPI_PMPI(Allreduce_init_c)
+
+int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return FITS(count) ? hmpi_self_Iscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request)
+                       : PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+HMPI_PMPI(Iscan_c)
+
+int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return FITS(count)
+               ? hmpi_self_Scan_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info,
+                                     request)
+               : PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+HMPI_PMPI(Scan_init_c)
+
+int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return FITS(count)
+               ? hmpi_self_Iexscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request)
+               : PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+HMPI_PMPI(Iexscan_c)
+
+int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return FITS(count)
+               ? hmpi_self_Exscan_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info,
+                                       request)
+               : PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+HMPI_PMPI(Exscan_init_c)
+
+int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                MPI_Request *request)
+{
+    return FITS(recvcount) ? hmpi_self_Ireduce_scatter_block(sendbuf, recvbuf, (int)recvcount,
+                                                             datatype, op, comm, request)
+                           : PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op,
+                                                          comm, request);
+}
+HMPI_PMPI(Ireduce_scatter_block_c)
+
+int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *request)
+{
+    return FITS(recvcount) ? hmpi_self_Reduce_scatter_block_init(sendbuf, recvbuf, (int)recvcount,
+                                                                 datatype, op, comm, info, request)
+                           : PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype,
+                                                              op, comm, info, request);
+}
+HMPI_PMPI(Reduce_scatter_block_init_c)
+
+int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request *request)
+{
+    return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           root, comm, request);
+}
+HMPI_PMPI(Igatherv_c)
+
+int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                               root, comm, info, request);
+}
+HMPI_PMPI(Gatherv_init_c)
+
+int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                            root, comm, request);
+}
+HMPI_PMPI(Iscatterv_c)
+
+int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                                root, comm, info, request);
+}
+HMPI_PMPI(Scatterv_init_c)
+
+int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                              comm, request);
+}
+HMPI_PMPI(Iallgatherv_c)
+
+int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                  recvtype, comm, info, request);
+}
+HMPI_PMPI(Allgatherv_init_c)
+
+int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                             recvtype, comm, request);
+}
+HMPI_PMPI(Ialltoallv_c)
+
+int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, info, request);
+}
+HMPI_PMPI(Alltoallv_init_c)
+
+int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                     MPI_Request *request)
+{
+    return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                             recvtypes, comm, request);
+}
+HMPI_PMPI(Ialltoallw_c)
+
+int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
+{
+    return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                 rdispls, recvtypes, comm, info, request);
+}
+HMPI_PMPI(Alltoallw_init_c)
 #endif

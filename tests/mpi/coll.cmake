@@ -17,6 +17,11 @@
 #                   persistent: Cartesian 1-D to 3-D (periodic or not, dimensions of 1
 #                   and 2), graph, distributed graphs with repeated, missing and self
 #                   edges; 0 to 1.2 MiB blocks, derived types, gaps; 1,000 starts
+#   coll_nonblocking_move  the other nonblocking and persistent forms (gather, scatter,
+#                   allgather, alltoall and their v/w forms, reduce-scatter, scans) and
+#                   every _c form (MPICH), each against the blocking call: sizes to 4 MiB,
+#                   layouts, in place, roots, who starts first, many outstanding, a type
+#                   freed while pending, every _init form started 1,000 times at once
 #   coll_comm_free  2,000 communicators used and freed in opposite orders: their states go
 #                   with them (the resident set stays bounded), no member waits
 # Variants (the same executables):
@@ -40,7 +45,7 @@ if(HMPI_SANITIZE MATCHES "address") # the MPI libraries leak at exit (see tests/
   list(APPEND _coll_env ASAN_OPTIONS=detect_leaks=0)
 endif()
 set(_coll_tests coll_bcast coll_reduce coll_rs_scan coll_gather coll_alltoall coll_stress
-  coll_nonblocking coll_neighbor)
+  coll_nonblocking coll_nonblocking_move coll_neighbor)
 
 # coll_variant(name suffix RANKS ... NODE_SIZES ... ENV ...): more runs of name's program.
 function(coll_variant name suffix)
