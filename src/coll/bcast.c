@@ -282,17 +282,40 @@ int hmpi_coll_phase_bcast(hmpi_coll_op_t *op)
         return 1;
     }
     if (t->ep.me != op->root) {
-        if (!hmpi_epoch_reached(&t->ep, op->root, e, HMPI_COLL_ARRIVED))
+        if (op->step == 0 && !hmpi_epoch_reached(&t->ep, op->root, e, HMPI_COLL_ARRIVED))
             return 0;
         const hmpi_coll_half_t *h = hmpi_coll_half(t, op->root, e);
         const unsigned char *src = (const unsigned char *)(uintptr_t)h->addr;
         size_t bytes = h->bytes;
-        if (bytes > l->size)
+        if (op->step == 0 && bytes <= l->size && bytes > t->cap && h->addr != (uintptr_t)h->data &&
+            hmpi_coll_direct(op->recvbuf, l)) {
+            /* The root's heap buffer into ours: the copy shared with the root, as
+             * reader_side's (its half claimed first; until then we wait). */
+            hmpi_coll_half_t *mine = hmpi_coll_try_claim(t, e);
+            if (!mine)
+                return 0;
+            share_t *sh = (share_t *)mine->data;
+            mine->addr = (uintptr_t)hmpi_coll_at(op->recvbuf, l->lo);
+            mine->bytes = bytes;
+            atomic_store_explicit(&sh->next, 0, memory_order_relaxed);
+            atomic_store_explicit(&sh->done, 0, memory_order_relaxed);
+            hmpi_coll_publish(t, e, HMPI_COLL_MID);
+            op->step = 1;
+        }
+        if (op->step == 1) {
+            hmpi_coll_half_t *mine = hmpi_coll_half(t, t->ep.me, e);
+            share_t *sh = (share_t *)mine->data;
+            share_copy(sh, (unsigned char *)(uintptr_t)mine->addr, src, bytes);
+            if (atomic_load_explicit(&sh->done, memory_order_acquire) <
+                (bytes + SHARE_CHUNK - 1) / SHARE_CHUNK)
+                return 0; /* the root copies its last chunks */
+        } else if (bytes > l->size) {
             op->err = MPI_ERR_TRUNCATE;
-        else if (l->contig)
+        } else if (l->contig) {
             memcpy(hmpi_coll_at(op->recvbuf, l->lo), src, bytes);
-        else
+        } else {
             op->err = hmpi_coll_unpack(op->recvbuf, op->count, op->type, l, src, bytes);
+        }
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return 1;
     }
@@ -319,7 +342,18 @@ int hmpi_coll_phase_bcast(hmpi_coll_op_t *op)
         hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
         op->step = 1;
     }
-    if (!hmpi_coll_op_all(op, HMPI_COLL_DONE)) /* the readers read our buffer in place */
+    /* The readers read our buffer in place; we copy chunks for those that share. */
+    for (int k = 1; k < t->ep.n; k++) {
+        int r = (t->ep.me + k) % t->ep.n;
+        hmpi_coll_half_t *hr = hmpi_coll_half(t, r, e);
+        if (atomic_load_explicit(&hr->state, memory_order_acquire) !=
+            hmpi_epoch_state(e, HMPI_COLL_MID))
+            continue;
+        unsigned char *dst = (unsigned char *)(uintptr_t)hr->addr; /* after its MID */
+        if (hmpi_heap_is_shared_range(dst, l->size))
+            share_copy((share_t *)hr->data, dst, hmpi_coll_at(op->recvbuf, l->lo), l->size);
+    }
+    if (!hmpi_coll_op_all(op, HMPI_COLL_DONE))
         return 0;
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
     return 1;
