@@ -373,9 +373,7 @@ static int a2a_start(a2a_kind_t kind, const void *sendbuf, const int *scounts, c
     /* Across nodes the MPI below's call, as the blocking forms; a persistent one runs it at
      * each start under a request of HMPI's (hmpi_coll_phase_below_call). */
     int below = s && s->mode == HMPI_COLL_HIER;
-    if (below && !persistent)
-        s = NULL;
-    HMPI_COLL_COUNT(nonblocking, s != NULL && !below);
+    s = hmpi_coll_nb_route(s, below, persistent);
     if (!s) {
         if (hmpi_check_comm_null(comm, fn))
             return MPI_ERR_COMM;
@@ -434,11 +432,7 @@ static int a2a_start(a2a_kind_t kind, const void *sendbuf, const int *scounts, c
         err = hmpi_coll_op_hold(op, rtype);
     if (!err && kind != A2AW && !inplace)
         err = hmpi_coll_op_hold(op, stype);
-    if (err) {
-        hmpi_coll_op_discard(op);
-        return hmpi_raise_in(comm, err, fn);
-    }
-    return hmpi_raise_in(comm, hmpi_coll_op_start(op, request), fn);
+    return hmpi_coll_op_go(op, err, request, comm, fn);
 }
 
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

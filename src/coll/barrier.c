@@ -129,8 +129,7 @@ static int start_barrier(MPI_Comm comm, int persistent, MPI_Request *request, co
 {
     HMPI_ENTER(fn);
     hmpi_comm_t *c = NULL;
-    hmpi_coll_comm_t *s = hmpi_coll_get_nb(comm, &c);
-    HMPI_COLL_COUNT(nonblocking, s != NULL);
+    hmpi_coll_comm_t *s = hmpi_coll_nb_route(hmpi_coll_get_nb(comm, &c), 0, 0);
     if (!s) {
         if (hmpi_check_comm_null(comm, fn))
             return MPI_ERR_COMM;
@@ -149,7 +148,7 @@ static int start_barrier(MPI_Comm comm, int persistent, MPI_Request *request, co
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
     op->persistent = (uint8_t)persistent;
     op->below_start = below_ibarrier;
-    return hmpi_raise_in(comm, hmpi_coll_op_start(op, request), fn);
+    return hmpi_coll_op_go(op, MPI_SUCCESS, request, comm, fn);
 }
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)

@@ -386,8 +386,7 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
 {
     HMPI_ENTER(fn);
     hmpi_comm_t *c = NULL;
-    hmpi_coll_comm_t *s = hmpi_coll_get_nb(comm, &c);
-    HMPI_COLL_COUNT(nonblocking, s != NULL);
+    hmpi_coll_comm_t *s = hmpi_coll_nb_route(hmpi_coll_get_nb(comm, &c), 0, 0);
     if (!s) {
         if (hmpi_check_comm_null(comm, fn))
             return MPI_ERR_COMM;
@@ -402,34 +401,28 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
         err = hmpi_check_root(root, c->size);
     if (!err && !request)
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
-    hmpi_coll_op_t *op = NULL;
-    if (!err) {
-        int lroot = hmpi_coll_op_member(s, c, root);
-        hmpi_coll_phase_fn flat[] = {hmpi_coll_phase_bcast};
-        hmpi_coll_phase_fn root_node[] = {hmpi_coll_phase_bcast, leaders_ibcast};
-        hmpi_coll_phase_fn other_node[] = {leaders_ibcast, bcast_from_leader};
-        op = s->mode != HMPI_COLL_HIER ? hmpi_coll_op_new(s, c, 1, flat)
-             : lroot >= 0              ? hmpi_coll_op_new(s, c, 2, root_node)
-                                       : hmpi_coll_op_new(s, c, 2, other_node);
-        err = op ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-        if (op) {
-            op->recvbuf = buf;
-            op->count = count;
-            op->type = type;
-            op->croot = root;
-            op->root = lroot >= 0 ? lroot : 0;
-            op->persistent = (uint8_t)persistent;
-            op->below_start = below_ibcast;
-            err = hmpi_layout_get(type, count, &op->l);
-            if (!err)
-                err = hmpi_coll_op_hold(op, type);
-            if (err)
-                hmpi_coll_op_discard(op);
-        }
-    }
     if (err)
         return hmpi_raise_in(comm, err, fn);
-    return hmpi_raise_in(comm, hmpi_coll_op_start(op, request), fn);
+    int lroot = hmpi_coll_op_member(s, c, root);
+    hmpi_coll_phase_fn flat[] = {hmpi_coll_phase_bcast};
+    hmpi_coll_phase_fn root_node[] = {hmpi_coll_phase_bcast, leaders_ibcast};
+    hmpi_coll_phase_fn other_node[] = {leaders_ibcast, bcast_from_leader};
+    hmpi_coll_op_t *op = s->mode != HMPI_COLL_HIER ? hmpi_coll_op_new(s, c, 1, flat)
+                         : lroot >= 0              ? hmpi_coll_op_new(s, c, 2, root_node)
+                                                   : hmpi_coll_op_new(s, c, 2, other_node);
+    if (!op)
+        return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
+    op->recvbuf = buf;
+    op->count = count;
+    op->type = type;
+    op->croot = root;
+    op->root = lroot >= 0 ? lroot : 0;
+    op->persistent = (uint8_t)persistent;
+    op->below_start = below_ibcast;
+    err = hmpi_layout_get(type, count, &op->l);
+    if (!err)
+        err = hmpi_coll_op_hold(op, type);
+    return hmpi_coll_op_go(op, err, request, comm, fn);
 }
 
 int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,

@@ -854,10 +854,8 @@ static int nb_start(nb_kind_t kind, int v, const void *sendbuf, const int *scoun
         /* Across nodes the MPI below's call; a persistent one runs it at each start under a
          * request of HMPI's (hmpi_coll_phase_below_call). */
         below = s->mode == HMPI_COLL_HIER;
-        if (below && !persistent)
-            s = NULL;
     }
-    HMPI_COLL_COUNT(nonblocking, s != NULL && !below);
+    s = hmpi_coll_nb_route(s, below, persistent);
     if (!s) {
         if (hmpi_check_comm_null(comm, fn))
             return MPI_ERR_COMM;
@@ -915,11 +913,7 @@ static int nb_start(nb_kind_t kind, int v, const void *sendbuf, const int *scoun
         err = hmpi_coll_op_hold(op, stype);
     if (!err && recv_used)
         err = hmpi_coll_op_hold(op, rtype);
-    if (err) {
-        hmpi_coll_op_discard(op);
-        return hmpi_raise_in(comm, err, fn);
-    }
-    return hmpi_raise_in(comm, hmpi_coll_op_start(op, request), fn);
+    return hmpi_coll_op_go(op, err, request, comm, fn);
 }
 
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

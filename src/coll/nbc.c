@@ -5,6 +5,7 @@
  * engine lock held (p2p/req.h), as the request's rows do. */
 #include "nbc.h"
 #include "../common/log.h"
+#include "../core/errors.h"
 #include "../heap/heap.h"
 
 #include <stdatomic.h>
@@ -285,6 +286,34 @@ int hmpi_coll_op_hold(hmpi_coll_op_t *op, MPI_Datatype type)
 }
 
 void hmpi_coll_op_discard(hmpi_coll_op_t *op) { op_free(op); }
+
+int hmpi_coll_op_reduction(hmpi_coll_op_t *op, const void *sendbuf, void *recvbuf, int count,
+                           MPI_Datatype type, MPI_Op mop, int total, int persistent)
+{
+    op->sendbuf = sendbuf;
+    op->recvbuf = recvbuf;
+    op->count = count;
+    op->type = type;
+    op->mop = mop;
+    op->persistent = (uint8_t)persistent;
+    op->commute = hmpi_coll_commutative(mop);
+    int err = hmpi_layout_get(type, 1, &op->one);
+    if (err == MPI_SUCCESS)
+        err = hmpi_layout_get(type, total, &op->l);
+    if (err == MPI_SUCCESS)
+        err = hmpi_coll_op_hold(op, type);
+    return err;
+}
+
+int hmpi_coll_op_go(hmpi_coll_op_t *op, int err, MPI_Request *request, MPI_Comm comm,
+                    const char *fn)
+{
+    if (err != MPI_SUCCESS) {
+        hmpi_coll_op_discard(op);
+        return hmpi_raise_in(comm, err, fn);
+    }
+    return hmpi_raise_in(comm, hmpi_coll_op_start(op, request), fn);
+}
 
 int hmpi_coll_op_start(hmpi_coll_op_t *op, MPI_Request *request)
 {

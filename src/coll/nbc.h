@@ -105,6 +105,20 @@ hmpi_coll_comm_t *hmpi_coll_get_nb(MPI_Comm comm, hmpi_comm_t **c_p);
  * start), or NULL (no memory). */
 hmpi_coll_op_t *hmpi_coll_op_new(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
                                  const hmpi_coll_phase_fn *phases);
+/* Where a nonblocking or persistent call goes once its entry point decided `below` (the
+ * MPI below's call, for its family's reasons) on s, the collective state from
+ * hmpi_coll_get_nb: NULL for the MPI below's call now (s NULL: comm not accelerated; or
+ * below, unless keep: a persistent call that runs the MPI below's call at each start
+ * under a request of HMPI's, hmpi_coll_phase_below_call), else s. Counts the call in the
+ * nonblocking statistic: the team's program, or the MPI below's. */
+static inline hmpi_coll_comm_t *hmpi_coll_nb_route(hmpi_coll_comm_t *s, int below, int keep)
+{
+    if (below && !keep)
+        s = NULL;
+    HMPI_COLL_COUNT(nonblocking, s != NULL && !below);
+    return s;
+}
+
 /* The same with extra zeroed bytes after the operation for its family's own state (what
  * does not fit the fields above: neighbor.c's lists and layouts), at hmpi_coll_op_ext;
  * they go with the operation. */
@@ -118,6 +132,15 @@ static inline void *hmpi_coll_op_ext(hmpi_coll_op_t *op)
 /* Frees an operation that is not started (an error at its entry point), with what it
  * holds. */
 void hmpi_coll_op_discard(hmpi_coll_op_t *op);
+/* The arguments of a reduction (reduce.c, scan.c, reduce_scatter.c) into op, with its
+ * layouts of one element and of total elements and its hold on type; returns an MPI
+ * error code (op is the caller's to discard). */
+int hmpi_coll_op_reduction(hmpi_coll_op_t *op, const void *sendbuf, void *recvbuf, int count,
+                           MPI_Datatype type, MPI_Op mop, int total, int persistent);
+/* The end of every entry point: discards op on err, else starts it
+ * (hmpi_coll_op_start); either way the result goes through comm's handler as fn's. */
+int hmpi_coll_op_go(hmpi_coll_op_t *op, int err, MPI_Request *request, MPI_Comm comm,
+                    const char *fn);
 /* Starts op under a new request (persistent: an inactive one, started by MPI_Start),
  * running it as far as it goes; returns an MPI error code (op freed on an error). */
 int hmpi_coll_op_start(hmpi_coll_op_t *op, MPI_Request *request);

@@ -692,9 +692,9 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
     if (err)
         return hmpi_raise_in(comm, err, fn);
     int hier = s && (s->mode == HMPI_COLL_HIER);
-    if (s && (hmpi_op_outside(mop, type, 0) || (hier && (!all || !hmpi_coll_commutative(mop)))))
-        s = NULL;
-    HMPI_COLL_COUNT(nonblocking, s != NULL);
+    int below =
+        s && (hmpi_op_outside(mop, type, 0) || (hier && (!all || !hmpi_coll_commutative(mop))));
+    s = hmpi_coll_nb_route(s, below, 0);
     if (!s) {
         if (hmpi_check_comm_null(comm, fn))
             return MPI_ERR_COMM;
@@ -714,14 +714,7 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
     hmpi_coll_op_t *op = hier ? hmpi_coll_op_new(s, c, 3, spans) : hmpi_coll_op_new(s, c, 1, flat);
     if (!op)
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
-    op->sendbuf = sendbuf;
-    op->recvbuf = recvbuf;
-    op->count = count;
-    op->type = type;
-    op->mop = mop;
     op->croot = root;
-    op->persistent = (uint8_t)persistent;
-    op->commute = hmpi_coll_commutative(mop);
     op->below_start = all ? below_iallreduce : below_ireduce;
     int me_root = all || c->rank == root;
     op->in = me_root && sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -731,16 +724,11 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
     } else {
         op->root = all ? 0 : hmpi_coll_op_member(s, c, root);
     }
-    if ((err = hmpi_layout_get(type, 1, &op->one)) != MPI_SUCCESS ||
-        (err = hmpi_layout_get(type, count, &op->l)) != MPI_SUCCESS ||
-        (err = hmpi_coll_op_hold(op, type)) != MPI_SUCCESS) {
-        hmpi_coll_op_discard(op);
-        return hmpi_raise_in(comm, err, fn);
-    }
+    err = hmpi_coll_op_reduction(op, sendbuf, recvbuf, count, type, mop, count, persistent);
     int size;
-    if (all && !hier && count > 0 && (op->kernel = hmpi_op_kernel_size(mop, type, &size)))
+    if (!err && all && !hier && count > 0 && (op->kernel = hmpi_op_kernel_size(mop, type, &size)))
         op->bytes = (size_t)count * (size_t)size;
-    return hmpi_raise_in(comm, hmpi_coll_op_start(op, request), fn);
+    return hmpi_coll_op_go(op, err, request, comm, fn);
 }
 
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,

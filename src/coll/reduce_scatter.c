@@ -268,9 +268,7 @@ static int rs_start(const void *sendbuf, void *recvbuf, int v, const int *counts
      * call; a persistent one runs it at each start under a request of HMPI's
      * (hmpi_coll_phase_below_call). */
     int below = s && (s->mode == HMPI_COLL_HIER || hmpi_op_outside(mop, type, 0));
-    if (below && !persistent)
-        s = NULL;
-    HMPI_COLL_COUNT(nonblocking, s != NULL && !below);
+    s = hmpi_coll_nb_route(s, below, persistent);
     if (!s) {
         hmpi_heap_free(owned);
         if (hmpi_check_comm_null(comm, fn))
@@ -304,25 +302,13 @@ static int rs_start(const void *sendbuf, void *recvbuf, int v, const int *counts
         return hmpi_raise_in(comm, err, fn);
     }
     op->own[0] = owned;
-    op->sendbuf = sendbuf;
-    op->recvbuf = recvbuf;
     op->rcounts = counts;
-    op->count = block;
-    op->type = type;
-    op->mop = mop;
-    op->persistent = (uint8_t)persistent;
-    op->commute = hmpi_coll_commutative(mop);
     op->below_start = v ? below_ireduce_scatter : below_ireduce_scatter_block;
     op->in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     op->first = (MPI_Aint)displ;
     op->m = v ? counts[c->rank] : block;
-    if ((err = hmpi_layout_get(type, 1, &op->one)) != MPI_SUCCESS ||
-        (err = hmpi_layout_get(type, (int)total, &op->l)) != MPI_SUCCESS ||
-        (err = hmpi_coll_op_hold(op, type)) != MPI_SUCCESS) {
-        hmpi_coll_op_discard(op);
-        return hmpi_raise_in(comm, err, fn);
-    }
-    return hmpi_raise_in(comm, hmpi_coll_op_start(op, request), fn);
+    err = hmpi_coll_op_reduction(op, sendbuf, recvbuf, block, type, mop, (int)total, persistent);
+    return hmpi_coll_op_go(op, err, request, comm, fn);
 }
 
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,

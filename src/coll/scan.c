@@ -175,9 +175,7 @@ static int scan_start(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
      * call; a persistent one runs it at each start under a request of HMPI's
      * (hmpi_coll_phase_below_call). */
     int below = s && (s->mode == HMPI_COLL_HIER || hmpi_op_outside(mop, type, 0));
-    if (below && !persistent)
-        s = NULL;
-    HMPI_COLL_COUNT(nonblocking, s != NULL && !below);
+    s = hmpi_coll_nb_route(s, below, persistent);
     if (!s) {
         if (hmpi_check_comm_null(comm, fn))
             return MPI_ERR_COMM;
@@ -202,23 +200,11 @@ static int scan_start(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
     hmpi_coll_op_t *op = hmpi_coll_op_new(s, c, 1, &phase);
     if (!op)
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
-    op->sendbuf = sendbuf;
-    op->recvbuf = recvbuf;
-    op->count = count;
-    op->type = type;
-    op->mop = mop;
-    op->persistent = (uint8_t)persistent;
-    op->commute = hmpi_coll_commutative(mop);
     op->below_start = exclusive ? below_iexscan : below_iscan;
     op->in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     op->k = exclusive ? c->rank - 1 : c->rank; /* fold inputs 0..k (a member is its rank) */
-    if ((err = hmpi_layout_get(type, 1, &op->one)) != MPI_SUCCESS ||
-        (err = hmpi_layout_get(type, count, &op->l)) != MPI_SUCCESS ||
-        (err = hmpi_coll_op_hold(op, type)) != MPI_SUCCESS) {
-        hmpi_coll_op_discard(op);
-        return hmpi_raise_in(comm, err, fn);
-    }
-    return hmpi_raise_in(comm, hmpi_coll_op_start(op, request), fn);
+    err = hmpi_coll_op_reduction(op, sendbuf, recvbuf, count, type, mop, count, persistent);
+    return hmpi_coll_op_go(op, err, request, comm, fn);
 }
 
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
