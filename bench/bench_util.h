@@ -70,7 +70,9 @@ static inline void bench_hmpi_state(const void *a, const void *b, char *out, siz
     }
     int n = b ? 2 : 1, s = shared(a) + (b ? shared(b) : 0);
     snprintf(out, len, "%s, buffers %s", active() ? "active" : "pass-through",
-             s == n ? "in the shared heap" : s == 0 ? "private" : "half shared");
+             s == n   ? "in the shared heap"
+             : s == 0 ? "private"
+                      : "half shared");
 }
 
 /* ---- the command line: no output here (MPI may not be up); -1 on a bad value --------- */

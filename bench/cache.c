@@ -35,12 +35,12 @@ typedef struct {
 typedef struct {
     const opts_t *o;
     int rank;
-    size_t line;               /* cache line size */
+    size_t line;                /* cache line size */
     unsigned char *data, *comm; /* data: dmax bytes; comm: mmax bytes (rank 1: its buffer) */
-    uint32_t *index;           /* byte offsets of the lines of the data buffer, read order */
-    int fd;                    /* the perf event, or -1 */
-    char why[160];             /* why there are no counters */
-    double timer_ns;           /* cost of an empty timed interval */
+    uint32_t *index;            /* byte offsets of the lines of the data buffer, read order */
+    int fd;                     /* the perf event, or -1 */
+    char why[160];              /* why there are no counters */
+    double timer_ns;            /* cost of an empty timed interval */
 } cache_t;
 
 static volatile uint64_t sink; /* keeps the read loops */
@@ -66,9 +66,8 @@ static void counters_open(cache_t *c)
     long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
     if (fd < 0) {
         int e = errno;
-        snprintf(c->why, sizeof c->why, "perf_event_open of L1D read misses: %s%s",
-                 strerror(e), e == EACCES || e == EPERM ?
-                 "; see /proc/sys/kernel/perf_event_paranoid" : "");
+        snprintf(c->why, sizeof c->why, "perf_event_open of L1D read misses: %s%s", strerror(e),
+                 e == EACCES || e == EPERM ? "; see /proc/sys/kernel/perf_event_paranoid" : "");
         return;
     }
     c->fd = (int)fd;
@@ -113,9 +112,10 @@ static void check(const cache_t *c, const unsigned char *p, size_t n, unsigned c
 {
     for (size_t i = 0; i < n; i++) {
         if (p[i] != (unsigned char)(base + i * 7)) {
-            fprintf(stderr, "cache: rank %d, %s of %zu B: wrong byte at %zu: 0x%02x, "
-                    "expected 0x%02x\n", c->rank, what, n, i, p[i],
-                    (unsigned char)(base + i * 7));
+            fprintf(stderr,
+                    "cache: rank %d, %s of %zu B: wrong byte at %zu: 0x%02x, "
+                    "expected 0x%02x\n",
+                    c->rank, what, n, i, p[i], (unsigned char)(base + i * 7));
             MPI_Abort(MPI_COMM_WORLD, 3);
         }
     }
@@ -230,11 +230,16 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
 {
     enum { OPT_DMIN = 256, OPT_DMAX, OPT_MMIN, OPT_MMAX, OPT_NOCOUNT };
     static const struct option longopts[] = {
-        {"orders", required_argument, NULL, 'o'}, {"modes", required_argument, NULL, 'm'},
-        {"dmin", required_argument, NULL, OPT_DMIN}, {"dmax", required_argument, NULL, OPT_DMAX},
-        {"mmin", required_argument, NULL, OPT_MMIN}, {"mmax", required_argument, NULL, OPT_MMAX},
-        {"cycles", required_argument, NULL, 'c'}, {"no-counters", no_argument, NULL, OPT_NOCOUNT},
-        {"quick", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
+        {"orders", required_argument, NULL, 'o'},
+        {"modes", required_argument, NULL, 'm'},
+        {"dmin", required_argument, NULL, OPT_DMIN},
+        {"dmax", required_argument, NULL, OPT_DMAX},
+        {"mmin", required_argument, NULL, OPT_MMIN},
+        {"mmax", required_argument, NULL, OPT_MMAX},
+        {"cycles", required_argument, NULL, 'c'},
+        {"no-counters", no_argument, NULL, OPT_NOCOUNT},
+        {"quick", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int opt, bad = 0;
@@ -256,12 +261,11 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
             break;
         case 'q': o->quick = 1; break;
         case 'h': o->help = 1; break;
-        default:
-            return bench_unknown_option(argv, err, errlen);
+        default: return bench_unknown_option(argv, err, errlen);
         }
         if (bad)
-            bench_bad_value(longopts, opt, optarg, " (sizes: powers of two, 64 B to 64M)",
-                            err, errlen);
+            bench_bad_value(longopts, opt, optarg, " (sizes: powers of two, 64 B to 64M)", err,
+                            errlen);
     }
     if (bench_opts_done(argc, argv, bad, err, errlen))
         return -1;
@@ -326,17 +330,19 @@ int main(int argc, char **argv)
         bench_mpi_version(version, sizeof version);
         bench_hmpi_state(c.data, NULL, hmpi, sizeof hmpi);
         printf("# cache: orders=%s%s%s modes=%s%s%s D=%zu..%zu M=%zu..%zu cycles=%d "
-               "line=%zu ranks=%d\n", o.orders & 1 ? "seq" : "", o.orders == 3 ? "," : "",
-               o.orders & 2 ? "rand" : "", o.modes & 1 ? "separate" : "",
-               o.modes == 3 ? "," : "", o.modes & 2 ? "common" : "", o.dmin, o.dmax, o.mmin,
-               o.mmax, o.cycles, c.line, nranks);
+               "line=%zu ranks=%d\n",
+               o.orders & 1 ? "seq" : "", o.orders == 3 ? "," : "", o.orders & 2 ? "rand" : "",
+               o.modes & 1 ? "separate" : "", o.modes == 3 ? "," : "", o.modes & 2 ? "common" : "",
+               o.dmin, o.dmax, o.mmin, o.mmax, o.cycles, c.line, nranks);
         printf("# mpi: %s\n# hmpi: %s\n", version, hmpi);
         if (c.fd >= 0)
             printf("# counters: L1D read misses (perf_event_open, user space); value = "
-                   "misses x %zu / D\n", c.line);
+                   "misses x %zu / D\n",
+                   c.line);
         else
             printf("# counters: unavailable (%s); value = time of the second read in ns per "
-                   "cache line, clock cost %.0f ns subtracted\n", c.why, c.timer_ns);
+                   "cache line, clock cost %.0f ns subtracted\n",
+                   c.why, c.timer_ns);
         printf("test,size,value,unit\n");
         fflush(stdout);
     }

@@ -328,7 +328,8 @@ static void verify(const ctx_t *c, int t, size_t size)
         break;
     }
     if (bad) {
-        fprintf(stderr, "coll: rank %d: %s at %zu B: %d wrong values\n", me, test_name[t], size, bad);
+        fprintf(stderr, "coll: rank %d: %s at %zu B: %d wrong values\n", me, test_name[t], size,
+                bad);
         MPI_Abort(c->comm, 3);
     }
 }

@@ -203,8 +203,8 @@ static uint64_t word_at(size_t i) { return bench_mix((uint64_t)i); }
 
 /* Random reads of one array of `size` bytes. Returns the median ns per read; *init_p the
  * seconds to allocate and fill it, *huge_p its huge %. */
-static double test_random(const run_t *r, size_t size, double *init_p, double *huge_p,
-                          char *roll, size_t rolllen)
+static double test_random(const run_t *r, size_t size, double *init_p, double *huge_p, char *roll,
+                          size_t rolllen)
 {
     size_t n = size / sizeof(uint64_t);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -241,8 +241,8 @@ static double test_random(const run_t *r, size_t size, double *init_p, double *h
 }
 
 /* STREAM triad over three arrays of size/3 bytes. Returns the median GB/s. */
-static double test_triad(const run_t *r, size_t size, double *init_p, double *huge_p,
-                         char *roll, size_t rolllen)
+static double test_triad(const run_t *r, size_t size, double *init_p, double *huge_p, char *roll,
+                         size_t rolllen)
 {
     size_t n = size / 3 / sizeof(double);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -273,8 +273,8 @@ static double test_triad(const run_t *r, size_t size, double *init_p, double *hu
     }
     for (size_t i = 0; i < n; i++) {
         if (a[i] != 7.0 * (double)i) {
-            fprintf(stderr, "compute: rank %d: triad, %zu B: a[%zu] = %g, expected %g\n",
-                    r->rank, size, i, a[i], 7.0 * (double)i);
+            fprintf(stderr, "compute: rank %d: triad, %zu B: a[%zu] = %g, expected %g\n", r->rank,
+                    size, i, a[i], 7.0 * (double)i);
             MPI_Abort(MPI_COMM_WORLD, 3);
         }
     }
@@ -306,10 +306,10 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
 {
     enum { OPT_MIN = 256, OPT_MAX };
     static const struct option longopts[] = {
-        {"tests", required_argument, NULL, 't'}, {"min", required_argument, NULL, OPT_MIN},
+        {"tests", required_argument, NULL, 't'},   {"min", required_argument, NULL, OPT_MIN},
         {"max", required_argument, NULL, OPT_MAX}, {"accesses", required_argument, NULL, 'a'},
-        {"reps", required_argument, NULL, 'r'},  {"quick", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+        {"reps", required_argument, NULL, 'r'},    {"quick", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     static const char *const choosable[] = {"random", "triad"};
     int opt, bad = 0, accesses = 0;
@@ -325,8 +325,7 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
         case 'r': bad = bench_parse_int(optarg, 1, MAX_REPS, &o->reps); break;
         case 'q': o->quick = 1; break;
         case 'h': o->help = 1; break;
-        default:
-            return bench_unknown_option(argv, err, errlen);
+        default: return bench_unknown_option(argv, err, errlen);
         }
         if (bad)
             bench_bad_value(longopts, opt, optarg, "", err, errlen);
@@ -394,7 +393,8 @@ int main(int argc, char **argv)
                o.tests & 1u << T_RANDOM ? "random," : "", o.tests & 1u << T_TRIAD ? "triad" : "",
                sizes[0], sizes[n - 1], n, o.accesses, o.reps, r.nranks);
         printf("# mpi: %s\n# hmpi: %s; THP enabled=%s, shmem_enabled=%s, %s %s, "
-               "HMPI_HUGEPAGES=%s\n", version, hmpi, en, sh, shm_dir, dir,
+               "HMPI_HUGEPAGES=%s\n",
+               version, hmpi, en, sh, shm_dir, dir,
                getenv("HMPI_HUGEPAGES") ? getenv("HMPI_HUGEPAGES") : "(auto)");
         printf("test,size,value,unit\n");
         fflush(stdout);

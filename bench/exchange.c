@@ -37,7 +37,7 @@ typedef struct {
 static uint64_t seed_of(size_t size, int from, int dir, int round)
 {
     return bench_mix(((uint64_t)size << 24) ^ ((uint64_t)from << 4) ^ ((uint64_t)dir << 1) ^
-               (uint64_t)round);
+                     (uint64_t)round);
 }
 
 static void verify(const ring_t *r, int t, const unsigned char *p, size_t n, int from, int dir)
@@ -46,9 +46,10 @@ static void verify(const ring_t *r, int t, const unsigned char *p, size_t n, int
     size_t first;
     if (bench_wrong_bytes(p, n, seed, &first) == 0)
         return;
-    fprintf(stderr, "exchange: rank %d, %s, %zu B, %s check, message from rank %d: "
-            "wrong byte at %zu: 0x%02x, expected 0x%02x\n", r->rank, test_name[t], n,
-            r->round ? "second" : "first", from, first, p[first],
+    fprintf(stderr,
+            "exchange: rank %d, %s, %zu B, %s check, message from rank %d: "
+            "wrong byte at %zu: 0x%02x, expected 0x%02x\n",
+            r->rank, test_name[t], n, r->round ? "second" : "first", from, first, p[first],
             bench_pattern_byte(seed, first));
     MPI_Abort(MPI_COMM_WORLD, 3);
 }
@@ -59,8 +60,8 @@ static void step(const ring_t *r, int t, size_t size)
 {
     int n = (int)size;
     if (t == T_SENDRECV) {
-        MPI_Sendrecv(r->out[0], n, MPI_BYTE, r->right, TAG_RIGHT, r->in[0], n, MPI_BYTE,
-                     r->left, TAG_RIGHT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(r->out[0], n, MPI_BYTE, r->right, TAG_RIGHT, r->in[0], n, MPI_BYTE, r->left,
+                     TAG_RIGHT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         return;
     }
     MPI_Request req[4];
@@ -139,10 +140,10 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
 {
     enum { OPT_MIN = 256, OPT_MAX };
     static const struct option longopts[] = {
-        {"tests", required_argument, NULL, 't'}, {"min", required_argument, NULL, OPT_MIN},
+        {"tests", required_argument, NULL, 't'},   {"min", required_argument, NULL, OPT_MIN},
         {"max", required_argument, NULL, OPT_MAX}, {"iters", required_argument, NULL, 'i'},
-        {"reps", required_argument, NULL, 'r'},  {"quick", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+        {"reps", required_argument, NULL, 'r'},    {"quick", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     int opt, bad = 0;
     *o = (opts_t){.tests = (1u << NTESTS) - 1};
@@ -156,8 +157,7 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
         case 'r': bad = bench_parse_int(optarg, 1, MAX_REPS, &o->reps); break;
         case 'q': o->quick = 1; break;
         case 'h': o->help = 1; break;
-        default:
-            return bench_unknown_option(argv, err, errlen);
+        default: return bench_unknown_option(argv, err, errlen);
         }
         if (bad)
             bench_bad_value(longopts, opt, optarg, "", err, errlen);
@@ -219,8 +219,7 @@ int main(int argc, char **argv)
         bench_hmpi_state(r.out[0], NULL, hmpi, sizeof hmpi);
         printf("# exchange: tests=%s%s%s sizes=%zu..%zu (%d) iters=%d reps=%d ranks=%d\n",
                o.tests & 1 ? "sendrecv" : "", o.tests == 3 ? "," : "",
-               o.tests & 2 ? "exchange" : "", sizes[0], sizes[n - 1], n, o.iters, o.reps,
-               r.nranks);
+               o.tests & 2 ? "exchange" : "", sizes[0], sizes[n - 1], n, o.iters, o.reps, r.nranks);
         printf("# mpi: %s\n# hmpi: %s\n", version, hmpi);
         if (r.nranks == 2)
             printf("# note: with 2 ranks the left and the right neighbour are the same rank\n");

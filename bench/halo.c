@@ -29,13 +29,13 @@ static const int offsets_1d[MAX_PARTNERS][2] = {
     {-4, 0}, {4, 0}, {-5, 0}, {5, 0}, {-6, 0}, {6, 0},
 };
 static const int offsets_2d[MAX_PARTNERS][2] = {
-    {-1, 0}, {1, 0}, {0, -1}, {0, 1}, {-1, -1}, {1, 1},
-    {-1, 1}, {1, -1}, {-2, 0}, {2, 0}, {0, -2}, {0, 2},
+    {-1, 0}, {1, 0},  {0, -1}, {0, 1}, {-1, -1}, {1, 1},
+    {-1, 1}, {1, -1}, {-2, 0}, {2, 0}, {0, -2},  {0, 2},
 };
 
 typedef enum { V_WAITALL, V_LOCK, V_LOCKALL, V_FENCE, NVARIANTS } variant_t;
-static const char *const variant_name[NVARIANTS] = {"waitall", "mpi3shm_lock",
-                                                    "mpi3shm_lockall", "mpi3shm_fence"};
+static const char *const variant_name[NVARIANTS] = {"waitall", "mpi3shm_lock", "mpi3shm_lockall",
+                                                    "mpi3shm_fence"};
 
 typedef struct {
     unsigned variants; /* bit v: variant v runs */
@@ -50,15 +50,15 @@ typedef struct {
     const opts_t *o;
     int rank, nranks, dim;
     int slot[MAX_PARTNERS];
-    int count;                   /* partners that exist */
-    unsigned char *send, *recv;  /* waitall: MAX_PARTNERS slots of stride(max) each */
-    MPI_Comm shm;                /* the ranks sharing memory with this one */
-    MPI_Win win;                 /* mpi3shm_*: 2 halves x MAX_PARTNERS slots per rank */
-    unsigned char *mine;         /* this rank's segment */
+    int count;                        /* partners that exist */
+    unsigned char *send, *recv;       /* waitall: MAX_PARTNERS slots of stride(max) each */
+    MPI_Comm shm;                     /* the ranks sharing memory with this one */
+    MPI_Win win;                      /* mpi3shm_*: 2 halves x MAX_PARTNERS slots per rank */
+    unsigned char *mine;              /* this rank's segment */
     unsigned char *seg[MAX_PARTNERS]; /* the partners' segments (this process's address) */
-    int shm_rank[MAX_PARTNERS];  /* the partners' ranks in shm (lock targets) */
-    long iter;                   /* exchanges done: selects the half of the window */
-    int round;                   /* which pattern is checked: 0 before timing, 1 after */
+    int shm_rank[MAX_PARTNERS];       /* the partners' ranks in shm (lock targets) */
+    long iter;                        /* exchanges done: selects the half of the window */
+    int round;                        /* which pattern is checked: 0 before timing, 1 after */
     size_t slot_bytes;
 } halo_t;
 
@@ -95,19 +95,19 @@ static void decompose(halo_t *h, int dim)
 static uint64_t seed_of(size_t size, int from, int to, int round)
 {
     return bench_mix(((uint64_t)size << 32) ^ ((uint64_t)from << 16) ^ ((uint64_t)to << 1) ^
-               (uint64_t)round);
+                     (uint64_t)round);
 }
 
-static void verify(const halo_t *h, const char *test, const unsigned char *p, size_t n,
-                   int from)
+static void verify(const halo_t *h, const char *test, const unsigned char *p, size_t n, int from)
 {
     uint64_t seed = seed_of(n, from, h->rank, h->round);
     size_t first;
     if (bench_wrong_bytes(p, n, seed, &first) == 0)
         return;
-    fprintf(stderr, "halo: rank %d, %s, %zu B, %s check, message from rank %d: wrong "
-            "byte at %zu: 0x%02x, expected 0x%02x\n", h->rank, test, n,
-            h->round ? "second" : "first", from, first, p[first],
+    fprintf(stderr,
+            "halo: rank %d, %s, %zu B, %s check, message from rank %d: wrong "
+            "byte at %zu: 0x%02x, expected 0x%02x\n",
+            h->rank, test, n, h->round ? "second" : "first", from, first, p[first],
             bench_pattern_byte(seed, first));
     MPI_Abort(MPI_COMM_WORLD, 3);
 }
@@ -129,8 +129,8 @@ static void prepare(halo_t *h, variant_t v, size_t size)
         if (h->slot[k] < 0)
             continue;
         bench_fill(out_slot(h, v, k), size, seed_of(size, h->rank, h->slot[k], h->round), 0);
-        bench_fill(h->recv + k * h->slot_bytes, size,
-                   seed_of(size, h->slot[k], h->rank, h->round), ~0ull);
+        bench_fill(h->recv + k * h->slot_bytes, size, seed_of(size, h->slot[k], h->rank, h->round),
+                   ~0ull);
     }
 }
 
@@ -410,7 +410,8 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
         switch (opt) {
         case 'v': bad = parse_variants(optarg, &o->variants); break;
         case 'd': bad = parse_dims(optarg, &o->dims); break;
-        case 'p': bad = bench_parse_int(optarg, 2, MAX_PARTNERS, &o->partners) || o->partners % 2;
+        case 'p':
+            bad = bench_parse_int(optarg, 2, MAX_PARTNERS, &o->partners) || o->partners % 2;
             break;
         case OPT_MIN: bad = parse_size(optarg, &o->min); break;
         case OPT_MAX: bad = parse_size(optarg, &o->max); break;
@@ -418,8 +419,7 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
         case 'r': bad = bench_parse_int(optarg, 1, MAX_REPS, &o->reps); break;
         case 'q': o->quick = 1; break;
         case 'h': o->help = 1; break;
-        default:
-            return bench_unknown_option(argv, err, errlen);
+        default: return bench_unknown_option(argv, err, errlen);
         }
         if (bad)
             bench_bad_value(longopts, opt, optarg, "", err, errlen);
@@ -490,8 +490,12 @@ int main(int argc, char **argv)
         bench_mpi_version(version, sizeof version);
         bench_hmpi_state(h.send, NULL, hmpi, sizeof hmpi);
         printf("# halo: variants=%s dims=%s partners=%d sizes=%zu..%zu (%d) iters=%d reps=%d "
-               "ranks=%d\n", vars, o.dims == 6 ? "1,2" : o.dims == 2 ? "1" : "2", o.partners,
-               sizes[0], sizes[nsizes - 1], nsizes, o.iters, o.reps, h.nranks);
+               "ranks=%d\n",
+               vars,
+               o.dims == 6   ? "1,2"
+               : o.dims == 2 ? "1"
+                             : "2",
+               o.partners, sizes[0], sizes[nsizes - 1], nsizes, o.iters, o.reps, h.nranks);
         printf("# mpi: %s\n# hmpi: %s\n", version, hmpi);
     }
     int header = 0;

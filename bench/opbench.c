@@ -32,16 +32,16 @@ enum { NEIGHBOURS = 4, REGIONS = 2 * NEIGHBOURS, TAG = 7 };
 
 typedef struct {
     size_t min, max;
-    double time;      /* seconds of timed iterations per point */
+    double time; /* seconds of timed iterations per point */
     int quick;
     int copy, opi, alloc_free, direct;
 } opts_t;
 
 typedef struct {
     int rank, nranks, partner;
-    size_t bytes;     /* one message */
-    double *app;      /* REGIONS regions: NEIGHBOURS boundaries, then NEIGHBOURS ghosts */
-    double *sbuf, *rbuf; /* copy: the program's message buffers */
+    size_t bytes;          /* one message */
+    double *app;           /* REGIONS regions: NEIGHBOURS boundaries, then NEIGHBOURS ghosts */
+    double *sbuf, *rbuf;   /* copy: the program's message buffers */
     double *mine, *theirs; /* direct: two buffers each, in a shared window */
     _Atomic uint64_t *my_count, *their_count; /* direct: exchanges packed so far */
     uint64_t count;
@@ -215,9 +215,12 @@ static size_t parse_size(const char *s)
     char *end;
     double v = strtod(s, &end);
     switch (*end) {
-    case 'k': case 'K': v *= 1024; break;
-    case 'm': case 'M': v *= 1024 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
+    case 'k':
+    case 'K': v *= 1024; break;
+    case 'm':
+    case 'M': v *= 1024 * 1024; break;
+    case 'g':
+    case 'G': v *= 1024.0 * 1024 * 1024; break;
     default: break;
     }
     return (size_t)v;
@@ -225,16 +228,29 @@ static size_t parse_size(const char *s)
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    static const struct option longs[] = {
-        {"quick", no_argument, 0, 'q'}, {"min", required_argument, 0, 'm'},
-        {"max", required_argument, 0, 'M'}, {"time", required_argument, 0, 't'},
-        {"tests", required_argument, 0, 'T'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    *o = (opts_t){.min = 1024, .max = 4u << 20, .time = 0.5, .copy = 1, .opi = 1, .alloc_free = 1,
+    static const struct option longs[] = {{"quick", no_argument, 0, 'q'},
+                                          {"min", required_argument, 0, 'm'},
+                                          {"max", required_argument, 0, 'M'},
+                                          {"time", required_argument, 0, 't'},
+                                          {"tests", required_argument, 0, 'T'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    *o = (opts_t){.min = 1024,
+                  .max = 4u << 20,
+                  .time = 0.5,
+                  .copy = 1,
+                  .opi = 1,
+                  .alloc_free = 1,
                   .direct = 0};
     int ch;
     while ((ch = getopt_long(argc, argv, "qm:M:t:T:h", longs, NULL)) != -1) {
         switch (ch) {
-        case 'q': o->quick = 1; o->min = 1024; o->max = 64 * 1024; o->time = 0.02; break;
+        case 'q':
+            o->quick = 1;
+            o->min = 1024;
+            o->max = 64 * 1024;
+            o->time = 0.02;
+            break;
         case 'm': o->min = parse_size(optarg); break;
         case 'M': o->max = parse_size(optarg); break;
         case 't': o->time = atof(optarg); break;
@@ -244,8 +260,7 @@ static int parse(int argc, char **argv, opts_t *o)
             o->alloc_free = strstr(optarg, "alloc_free") != NULL;
             o->direct = strstr(optarg, "direct") != NULL;
             break;
-        default:
-            return -1;
+        default: return -1;
         }
     }
     if (o->min < 64)

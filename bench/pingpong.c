@@ -27,8 +27,8 @@ enum {
 static const size_t WINDOW_BYTES = 16 * MiB; /* a window holds at most this (or 1 message) */
 static const size_t ITER_KNEE = 64 * KiB;    /* more bytes per iteration: fewer iterations */
 static const size_t MAX_SIZE = 1024 * MiB;
-static const size_t STACK_CAP = 1 * MiB;     /* per buffer with --buffer=stack */
-#define GLOBAL_CAP (64 * MiB)                /* per buffer with --buffer=global */
+static const size_t STACK_CAP = 1 * MiB; /* per buffer with --buffer=stack */
+#define GLOBAL_CAP (64 * MiB)            /* per buffer with --buffer=global */
 
 static unsigned char global_area[2][GLOBAL_CAP];
 
@@ -36,13 +36,13 @@ typedef enum { BUF_HEAP, BUF_PREINIT, BUF_GLOBAL, BUF_STACK } buf_mode_t;
 static const char *const buf_names[] = {"heap", "preinit", "global", "stack"};
 
 typedef struct {
-    unsigned tests;   /* bit i: test_table[i] runs */
-    size_t min, max;  /* message sizes in bytes, after the caps of --buffer */
+    unsigned tests;  /* bit i: test_table[i] runs */
+    size_t min, max; /* message sizes in bytes, after the caps of --buffer */
     int perturb, touch, quick, help;
     int iters, reps, pairs;
     int comm; /* BENCH_COMM_WORLD, _GROUP or _BOTH (bench_util.h) */
     buf_mode_t buffer;
-    char note[128];   /* what parsing adjusted, said by rank 0 once MPI is up */
+    char note[128]; /* what parsing adjusted, said by rank 0 once MPI is up */
 } opts_t;
 
 /* What every test step sees. send and recv hold `bytes` each; a window of messages
@@ -51,8 +51,8 @@ typedef struct {
     const opts_t *o;
     const char *test;
     int rank, nranks, pairs;
-    int round;        /* which pattern the buffers hold: 0 before timing, 1 after */
-    MPI_Comm comm;    /* the one the steps run on now: one of comms */
+    int round;     /* which pattern the buffers hold: 0 before timing, 1 after */
+    MPI_Comm comm; /* the one the steps run on now: one of comms */
     MPI_Comm comms[2];
     int ncomms; /* MPI_COMM_WORLD and/or the communicator from a group */
     unsigned char *send, *recv;
@@ -79,7 +79,7 @@ static int window_for(const ctx_t *c, size_t size)
 static uint64_t seed_of(size_t size, int slot, int from, int round)
 {
     return bench_mix(((uint64_t)size << 24) ^ ((uint64_t)slot << 16) ^ ((uint64_t)round << 12) ^
-               (uint64_t)from);
+                     (uint64_t)from);
 }
 
 static void verify(const ctx_t *c, const unsigned char *p, size_t n, int slot, int from)
@@ -89,10 +89,11 @@ static void verify(const ctx_t *c, const unsigned char *p, size_t n, int slot, i
     if (bad == 0)
         return;
     unsigned char want = bench_pattern_byte(seed, first);
-    fprintf(stderr, "pingpong: rank %d, %s, %zu B, %s check, message %d from rank %d: %zu "
-            "wrong bytes, first at %zu: 0x%02x, expected 0x%02x%s\n", c->rank, c->test, n,
-            c->round ? "second" : "first", slot, from, bad, first, p[first], want,
-            p[first] == (unsigned char)~want ? " (nothing arrived there)" : "");
+    fprintf(stderr,
+            "pingpong: rank %d, %s, %zu B, %s check, message %d from rank %d: %zu "
+            "wrong bytes, first at %zu: 0x%02x, expected 0x%02x%s\n",
+            c->rank, c->test, n, c->round ? "second" : "first", slot, from, bad, first, p[first],
+            want, p[first] == (unsigned char)~want ? " (nothing arrived there)" : "");
     MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
@@ -168,15 +169,15 @@ static void exchange(const ctx_t *c, size_t size, int check, int nonblocking)
 #if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
     if (nonblocking) {
         MPI_Request q;
-        MPI_Isendrecv(c->send, n, MPI_BYTE, peer, TAG_DATA, c->recv, n, MPI_BYTE, peer,
-                      TAG_DATA, MPI_COMM_WORLD, &q);
+        MPI_Isendrecv(c->send, n, MPI_BYTE, peer, TAG_DATA, c->recv, n, MPI_BYTE, peer, TAG_DATA,
+                      MPI_COMM_WORLD, &q);
         MPI_Wait(&q, MPI_STATUS_IGNORE);
     } else
 #else
     (void)nonblocking;
 #endif
-        MPI_Sendrecv(c->send, n, MPI_BYTE, peer, TAG_DATA, c->recv, n, MPI_BYTE, peer,
-                     TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(c->send, n, MPI_BYTE, peer, TAG_DATA, c->recv, n, MPI_BYTE, peer, TAG_DATA,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     received(c, size, 0, peer, check);
 }
 
@@ -308,9 +309,9 @@ typedef struct {
     const char *name, *unit;
     step_fn *step;
     value_fn *value;
-    int windowed;   /* a window of messages per iteration, else one */
-    int all_pairs;  /* runs on --pairs pairs, else on ranks 0 and 1 */
-    size_t fixed;   /* runs at this size only, else at every size */
+    int windowed;  /* a window of messages per iteration, else one */
+    int all_pairs; /* runs on --pairs pairs, else on ranks 0 and 1 */
+    size_t fixed;  /* runs at this size only, else at every size */
 } test_t;
 
 static const test_t test_table[] = {
@@ -609,8 +610,7 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
                 }
             }
             break;
-        default:
-            return bench_unknown_option(argv, err, errlen);
+        default: return bench_unknown_option(argv, err, errlen);
         }
         if (bad)
             bench_bad_value(longopts, opt, optarg, "", err, errlen);
@@ -728,9 +728,7 @@ int main(int argc, char **argv)
         c.send = global_area[0];
         c.recv = global_area[1];
         break;
-    case BUF_STACK:
-        run_on_stack(&c);
-        break;
+    case BUF_STACK: run_on_stack(&c); break;
     }
     if (o.buffer != BUF_STACK) {
         if (!c.send || !c.recv) {

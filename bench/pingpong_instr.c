@@ -56,8 +56,8 @@ int main(int argc, char **argv)
     char to1[4096], to0[4096];
     snprintf(to1, sizeof to1, "%s/to1", argv[2]);
     snprintf(to0, sizeof to0, "%s/to0", argv[2]);
-    if (rank == 0 && ((mkfifo(to1, 0600) && errno != EEXIST) ||
-                      (mkfifo(to0, 0600) && errno != EEXIST)))
+    if (rank == 0 &&
+        ((mkfifo(to1, 0600) && errno != EEXIST) || (mkfifo(to0, 0600) && errno != EEXIST)))
         die("mkfifo");
     MPI_Barrier(MPI_COMM_WORLD);
     /* Opened in the same order on both sides: each open waits for the other end. */

@@ -46,10 +46,7 @@ static void emit(const char *test, size_t size, double value, const char *unit)
     }
 }
 
-static int wanted(const char *test)
-{
-    return strncmp(test, opt.only, strlen(opt.only)) == 0;
-}
+static int wanted(const char *test) { return strncmp(test, opt.only, strlen(opt.only)) == 0; }
 
 /* Ranks outside the pair wait here without using a core; the pair joins when done. */
 static void idle_barrier(void)
@@ -83,7 +80,8 @@ static void matmul(int n)
 {
     if (n == 0)
         return;
-    double *a = malloc(sizeof(double) * (size_t)n * (size_t)n), *b = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    double *a = malloc(sizeof(double) * (size_t)n * (size_t)n),
+           *b = malloc(sizeof(double) * (size_t)n * (size_t)n);
     double *c = calloc((size_t)n * (size_t)n, sizeof(double));
     for (int i = 0; i < n * n; i++)
         a[i] = i % 7, b[i] = i % 5;
@@ -197,8 +195,8 @@ static void latency_bandwidth(void)
                     for (int i = 0; i < nsizes; i++) {
                         size_t size = sizes[i];
                         int per = bw ? WINDOW : 1;
-                        long iters = bw ? iters_for(size * WINDOW, 3, 200)
-                                        : iters_for(size * 64, 20, 2000);
+                        long iters =
+                            bw ? iters_for(size * WINDOW, 3, 200) : iters_for(size * 64, 20, 2000);
                         double v[MAX_REPS];
                         pair_loop(op, sync, buf, size, per, iters / 4 + 1, p.win); /* warm */
                         for (int k = 0; k < opt.reps; k++) {
@@ -343,8 +341,8 @@ static void overlap(void)
         for (size_t size = 64 * KiB; size <= max; size *= 4) {
             double comm[MAX_REPS], total[MAX_REPS], ov[MAX_REPS];
             for (int k = 0; k < opt.reps; k++)
-                comm[k] = side ? target_epoch(&p, other, buf, size, 0)
-                               : origin_epoch(&p, buf, size, 0);
+                comm[k] =
+                    side ? target_epoch(&p, other, buf, size, 0) : origin_epoch(&p, buf, size, 0);
             double tcomm = bench_median(comm, opt.reps), tcomp = 1.2 * tcomm;
             MPI_Bcast(&tcomp, 1, MPI_DOUBLE, 0, pair);
             for (int k = 0; k < opt.reps; k++) {
@@ -440,7 +438,9 @@ static void header(void)
         if (opt.only[0])
             printf("# only tests starting with %s\n", opt.only);
         printf("# mpi: %.200s\n# hmpi: %s\n", version,
-               !active ? "not loaded" : active() ? "active" : "pass-through");
+               !active    ? "not loaded"
+               : active() ? "active"
+                          : "pass-through");
         printf("test,size,value,unit\n");
         fflush(stdout);
     }

@@ -13,15 +13,15 @@
 #define CHECK_FAIL_() exit(1)
 #endif
 
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);  \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fputc('\n', stderr);                                                      \
-            fflush(stderr);                                                           \
-            CHECK_FAIL_();                                                            \
-        }                                                                             \
+#define CHECK(cond, ...)                                                             \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fputc('\n', stderr);                                                     \
+            fflush(stderr);                                                          \
+            CHECK_FAIL_();                                                           \
+        }                                                                            \
     } while (0)
 
 #endif

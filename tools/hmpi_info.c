@@ -76,8 +76,8 @@ int main(int argc, char **argv)
             const hmpi_knob_info_t *k = &hmpi_knob_table[i];
             char range[64];
             range_text(k, range, sizeof range);
-            printf("| `HMPI_%s` | %s | `%s` | %s | %s |\n", k->name, type_name(k->type),
-                   k->def, range, k->doc);
+            printf("| `HMPI_%s` | %s | `%s` | %s | %s |\n", k->name, type_name(k->type), k->def,
+                   range, k->doc);
         }
         return 0;
     }
@@ -96,9 +96,8 @@ int main(int argc, char **argv)
         snprintf(env, sizeof env, "HMPI_%s", k->name);
         range_text(k, range, sizeof range);
         const char *set = getenv(env);
-        printf("  %-22s %-6s default %-10s range %-24s %s%s%s\n      %s\n", env,
-               type_name(k->type), k->def, range, set ? "now '" : "", set ? set : "",
-               set ? "'" : "", k->doc);
+        printf("  %-22s %-6s default %-10s range %-24s %s%s%s\n      %s\n", env, type_name(k->type),
+               k->def, range, set ? "now '" : "", set ? set : "", set ? "'" : "", k->doc);
     }
     printf("Not knobs, used by HMPI's tools and docs (never warned about):");
     for (int i = 0; i < hmpi_knob_tool_var_count; i++)

@@ -31,17 +31,17 @@ enum { TAG = 31 };
 
 typedef struct {
     int rank, size;
-    int nx, ny;              /* global shape */
-    int lx, ly;              /* local rows in each layout: nx/P and ny/P */
-    size_t blk;              /* points per block: lx * ly */
+    int nx, ny; /* global shape */
+    int lx, ly; /* local rows in each layout: nx/P and ny/P */
+    size_t blk; /* points per block: lx * ly */
     exchange_t x;
-    fftw_complex *a;         /* [lx][ny]: rows along y (input and output layout) */
-    fftw_complex *b;         /* [ly][nx]: rows along x */
+    fftw_complex *a;           /* [lx][ny]: rows along y (input and output layout) */
+    fftw_complex *b;           /* [ly][nx]: rows along x */
     fftw_complex *sbuf, *rbuf; /* alltoall and p2p: P blocks each */
     fftw_plan fy, fx;
-    MPI_Request *reqs;       /* 2P */
-    fftw_complex **in;       /* opi: taken blocks */
-    double comm;             /* seconds in exchanges during the last transform */
+    MPI_Request *reqs; /* 2P */
+    fftw_complex **in; /* opi: taken blocks */
+    double comm;       /* seconds in exchanges during the last transform */
 } fft_t;
 
 /* Transposes go tile by tile (32 x 32 points), the innermost loop writing the packed
@@ -318,7 +318,8 @@ int main(int argc, char **argv)
             printf("# fft2d %dx%d on %d ranks, %s exchange: max error %.3g (bound %.3g): %s\n",
                    f.nx, f.ny, f.size, x_names[f.x], err, bound, rc ? "FAILED" : "ok");
     }
-    double *tt = malloc(sizeof(double) * (size_t)iters), *tc = malloc(sizeof(double) * (size_t)iters);
+    double *tt = malloc(sizeof(double) * (size_t)iters),
+           *tc = malloc(sizeof(double) * (size_t)iters);
     for (int it = 0; it < iters; it++) {
         fill(&f);
         MPI_Barrier(MPI_COMM_WORLD);

@@ -63,8 +63,8 @@ int main(int argc, char **argv)
         bad |= opi_alltoall(send, got, c, MPI_COMM_WORLD) != MPI_SUCCESS;
         MPI_Alltoall(send, c, MPI_DOUBLE, want, c, MPI_DOUBLE, MPI_COMM_WORLD);
         if (memcmp(got, want, sizeof(double) * (size_t)size * (size_t)c) != 0) {
-            fprintf(stderr, "opi_alltoall: rank %d, exchange %d differs from MPI_Alltoall\n",
-                    rank, it);
+            fprintf(stderr, "opi_alltoall: rank %d, exchange %d differs from MPI_Alltoall\n", rank,
+                    it);
             bad = 1;
         }
     }

@@ -24,10 +24,10 @@ static int opi_scatter(double (*pack)(int rank, int k), double *recv, int count,
         for (int i = 0; i < size; i++) {
             double *buf;
             OPI_Alloc((void **)&buf, sizeof(double) * (size_t)count); /* allocate... */
-            for (int k = 0; k < count; k++)                            /* ...pack... */
+            for (int k = 0; k < count; k++)                           /* ...pack... */
                 buf[k] = pack(i, k);
             OPI_Igive((void **)&buf, count, MPI_DOUBLE, i, SCATTER_TAG, comm, &gives[i]);
-        }                                                              /* ...and pass it */
+        } /* ...and pass it */
     }
     double *mine;
     MPI_Request take;
@@ -35,7 +35,7 @@ static int opi_scatter(double (*pack)(int rank, int k), double *recv, int count,
     int err = MPI_Wait(&take, MPI_STATUS_IGNORE); /* ownership (or the data) arrived */
     for (int k = 0; k < count; k++)               /* unpack */
         recv[k] = mine[k];
-    OPI_Free((void **)&mine);                     /* back to this rank's pool */
+    OPI_Free((void **)&mine); /* back to this rank's pool */
     if (rank == root) {
         for (int i = 0; i < size; i++) /* complete already: the library holds the parts */
             MPI_Wait(&gives[i], MPI_STATUS_IGNORE);
@@ -44,17 +44,14 @@ static int opi_scatter(double (*pack)(int rank, int k), double *recv, int count,
     return err;
 }
 
-static double value(int rank, int k)
-{
-    return rank * 1e6 + k * 0.5;
-}
+static double value(int rank, int k) { return rank * 1e6 + k * 0.5; }
 
 static int check(const double *recv, int count, int rank, const char *where)
 {
     for (int k = 0; k < count; k++)
         if (recv[k] != value(rank, k)) {
-            fprintf(stderr, "opi_scatter: %s: rank %d element %d is %g, expected %g\n", where,
-                    rank, k, recv[k], value(rank, k));
+            fprintf(stderr, "opi_scatter: %s: rank %d element %d is %g, expected %g\n", where, rank,
+                    k, recv[k], value(rank, k));
             return 1;
         }
     return 0;

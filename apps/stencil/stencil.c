@@ -32,10 +32,10 @@ typedef struct {
 
 /* A block of the grid with one layer of halo: cells (i, j, k), 0 <= i < nx + 2 ... */
 typedef struct {
-    int nx, ny, nz;      /* interior cells */
-    int ox, oy, oz;      /* global index of interior cell (1, 1, 1) minus 1 */
-    size_t sx, sy;       /* strides: j and k */
-    double *u, *v;       /* now, next */
+    int nx, ny, nz; /* interior cells */
+    int ox, oy, oz; /* global index of interior cell (1, 1, 1) minus 1 */
+    size_t sx, sy;  /* strides: j and k */
+    double *u, *v;  /* now, next */
 } block_t;
 
 #define AT(b, i, j, k) ((size_t)(i) + (size_t)(j) * (b)->sx + (size_t)(k) * (b)->sy)
@@ -104,8 +104,8 @@ static double sweep(block_t *b)
 
 typedef struct {
     MPI_Comm cart;
-    int nbr[6];           /* -x +x -y +y -z +z (MPI_PROC_NULL at the boundary) */
-    size_t count[6];      /* doubles per face */
+    int nbr[6];      /* -x +x -y +y -z +z (MPI_PROC_NULL at the boundary) */
+    size_t count[6]; /* doubles per face */
     double *out[6], *in[6];
 } halo_t;
 
@@ -180,9 +180,9 @@ static void halo_exchange(halo_t *h, block_t *b)
 /* ---- one run ------------------------------------------------------------------------ */
 
 typedef struct {
-    double total, compute, comm; /* seconds per step, this rank */
+    double total, compute, comm;                      /* seconds per step, this rank */
     double residual[MAX_STEPS > 64 ? 64 : MAX_STEPS]; /* the first steps' residuals */
-    double sum;                   /* global sum of u at the end */
+    double sum;                                       /* global sum of u at the end */
 } result_t;
 
 /* This rank's part of an n^3 grid over the process grid dims of cart. */
@@ -205,8 +205,8 @@ static void run(MPI_Comm cart, int n, int steps, int check, result_t *res)
     halo_t h;
     if (block_make(&b, len[0], len[1], len[2], off[0], off[1], off[2], n) != 0 ||
         halo_make(&h, cart, &b) != 0) {
-        fprintf(stderr, "stencil: rank %d: out of memory for a %dx%dx%d block\n", rank,
-                len[0], len[1], len[2]);
+        fprintf(stderr, "stencil: rank %d: out of memory for a %dx%dx%d block\n", rank, len[0],
+                len[1], len[2]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     double t_comp = 0, t_comm = 0;
@@ -257,9 +257,11 @@ static void run(MPI_Comm cart, int n, int steps, int check, result_t *res)
                     double mine = b.u[AT(&b, i, j, k)];
                     double want = g.u[AT(&g, off[0] + i, off[1] + j, off[2] + k)];
                     if (memcmp(&mine, &want, sizeof mine) != 0) {
-                        fprintf(stderr, "stencil: rank %d, n %d, after %d steps: cell (%d,%d,%d) "
-                                "is %.17g, serial %.17g\n", rank, n, steps, off[0] + i - 1,
-                                off[1] + j - 1, off[2] + k - 1, mine, want);
+                        fprintf(stderr,
+                                "stencil: rank %d, n %d, after %d steps: cell (%d,%d,%d) "
+                                "is %.17g, serial %.17g\n",
+                                rank, n, steps, off[0] + i - 1, off[1] + j - 1, off[2] + k - 1,
+                                mine, want);
                         MPI_Abort(MPI_COMM_WORLD, 3);
                     }
                 }
@@ -297,9 +299,12 @@ static int parse_int(const char *s, int lo, int hi, int *out_p)
 static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
 {
     static const struct option longopts[] = {
-        {"sizes", required_argument, NULL, 'n'}, {"steps", required_argument, NULL, 's'},
-        {"reps", required_argument, NULL, 'r'},  {"check", no_argument, NULL, 'c'},
-        {"quick", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
+        {"sizes", required_argument, NULL, 'n'},
+        {"steps", required_argument, NULL, 's'},
+        {"reps", required_argument, NULL, 'r'},
+        {"check", no_argument, NULL, 'c'},
+        {"quick", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int opt, quick = 0;
@@ -313,8 +318,10 @@ static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
             o->nsizes = 0;
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
                 if (o->nsizes == MAX_SIZES || parse_int(tok, 2, 2048, &o->sizes[o->nsizes]) != 0) {
-                    snprintf(err, errlen, "bad value '%s' for --sizes (edges 2 to 2048, at "
-                             "most %d)", optarg, MAX_SIZES);
+                    snprintf(err, errlen,
+                             "bad value '%s' for --sizes (edges 2 to 2048, at "
+                             "most %d)",
+                             optarg, MAX_SIZES);
                     return -1;
                 }
                 o->nsizes++;

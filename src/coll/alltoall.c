@@ -209,8 +209,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 HMPI_PMPI(Alltoall)
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm)
 {
     HMPI_ENTER("MPI_Alltoallv");
     hmpi_coll_comm_t *s = get_flat(comm);
@@ -218,8 +218,8 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     if (!s && hmpi_check_comm_null(comm, "MPI_Alltoallv"))
         return MPI_ERR_COMM;
     if (!s)
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm);
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm);
     int err = sendbuf == MPI_IN_PLACE ? MPI_SUCCESS : hmpi_check_type(sendtype, "sendtype");
     if (!err)
         err = hmpi_check_type(recvtype, "recvtype");
@@ -242,8 +242,8 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
     if (!s && hmpi_check_comm_null(comm, "MPI_Alltoallw"))
         return MPI_ERR_COMM;
     if (!s)
-        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                              rdispls, recvtypes, comm);
+        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                              recvtypes, comm);
     side_t sd = {(void *)sendbuf, sendcounts, sdispls, sendtypes, 0, 1, MPI_DATATYPE_NULL, 0};
     side_t rv = {recvbuf, recvcounts, rdispls, recvtypes, 0, 1, MPI_DATATYPE_NULL, 0};
     return hmpi_raise_in(comm, alltoall_team(&s->team, &sd, &rv, sendbuf == MPI_IN_PLACE),

@@ -46,10 +46,7 @@ static void team_barrier(hmpi_coll_team_t *t)
     hmpi_coll_wait_all(t, e, HMPI_COLL_DONE);
 }
 
-static int leaders_barrier(void *arg)
-{
-    return PMPI_Barrier(((hmpi_coll_comm_t *)arg)->leaders);
-}
+static int leaders_barrier(void *arg) { return PMPI_Barrier(((hmpi_coll_comm_t *)arg)->leaders); }
 
 int MPI_Barrier(MPI_Comm comm)
 {

@@ -36,7 +36,8 @@ static void share_copy(share_t *sh, unsigned char *dst, const unsigned char *src
         uint64_t c = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
         if (c >= nchunks)
             return;
-        size_t off = (size_t)c * SHARE_CHUNK, k = bytes - off < SHARE_CHUNK ? bytes - off : SHARE_CHUNK;
+        size_t off = (size_t)c * SHARE_CHUNK,
+               k = bytes - off < SHARE_CHUNK ? bytes - off : SHARE_CHUNK;
         memcpy(dst + off, src + off, k);
         atomic_fetch_add_explicit(&sh->done, 1, memory_order_release);
         hmpi_wait_wake_all();
@@ -180,7 +181,8 @@ static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MP
     int err = MPI_SUCCESS;
     if (bytes > l->size) {
         err = MPI_ERR_TRUNCATE;
-    } else if (bytes > t->cap && atomic_load_explicit(&h->progress, memory_order_acquire) == bytes &&
+    } else if (bytes > t->cap &&
+               atomic_load_explicit(&h->progress, memory_order_acquire) == bytes &&
                hmpi_coll_direct(buf, l) && h->addr != (uintptr_t)h->data) {
         /* the root's heap buffer, whole: share the copy with the root */
         hmpi_coll_half_t *mine = hmpi_coll_claim(t, e);
@@ -212,8 +214,8 @@ static int reader_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MP
     return err;
 }
 
-int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype type,
-                         int root, int only)
+int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype type, int root,
+                         int only)
 {
     HMPI_ASSERT_INTERNAL(root >= 0 && root < t->ep.n && only >= -1 && only < t->ep.n);
     hmpi_layout_t l;

@@ -70,7 +70,7 @@ typedef struct {
     uint64_t bytes;            /* its length */
     uint64_t table;            /* hmpi_coll_blk_t[aux] per peer, or 0: block i at addr+i*aux */
     uint64_t aux;
-    unsigned char data[16];    /* inline data starts here, runs on past the struct */
+    unsigned char data[16]; /* inline data starts here, runs on past the struct */
 } hmpi_coll_half_t;
 
 static_assert(sizeof(hmpi_coll_half_t) == HMPI_CACHE_LINE, "one header line");
@@ -94,17 +94,17 @@ typedef struct {
 
 /* This rank's view of its team. Private memory. */
 typedef struct {
-    hmpi_epoch_t ep;          /* members (ep.n; this rank ep.me, ordered by comm rank), their
+    hmpi_epoch_t ep;              /* members (ep.n; this rank ep.me, ordered by comm rank), their
                                  slots, the collectives begun (ep.epoch) */
-    size_t cap;               /* inline bytes in every member's half (the team minimum) */
-    int *rank_of;             /* [n] comm rank of each member */
+    size_t cap;                   /* inline bytes in every member's half (the team minimum) */
+    int *rank_of;                 /* [n] comm rank of each member */
     hmpi_coll_scratch_t scratch;  /* this rank's shared scratch */
     hmpi_coll_scratch_t small[2]; /* two small ones, by epoch parity (hmpi_coll_scratch_small) */
-    hmpi_meet_t line;         /* the team's meeting line (in member 0's slot); line.line is
+    hmpi_meet_t line;             /* the team's meeting line (in member 0's slot); line.line is
                                  NULL when it has none */
-    int flat_max;             /* HMPI_COLL_FLAT_MAX, the smallest of all members' */
-    int tree_radix;           /* HMPI_COLL_RADIX, the smallest of all members' */
-    int tree_parent;          /* the tree of that radix (tree.c), for teams of more than
+    int flat_max;                 /* HMPI_COLL_FLAT_MAX, the smallest of all members' */
+    int tree_radix;               /* HMPI_COLL_RADIX, the smallest of all members' */
+    int tree_parent;              /* the tree of that radix (tree.c), for teams of more than
                                  flat_max members: -1 at member 0 */
     int tree_nkids;
     int tree_kid[HMPI_COLL_RADIX_MAX];
@@ -125,18 +125,18 @@ struct hmpi_coll_op_s;
 typedef struct hmpi_coll_comm_s {
     hmpi_coll_mode_t mode;
     hmpi_coll_team_t team;
-    MPI_Comm leaders;         /* HIER: one rank per node (MPI_COMM_NULL elsewhere) */
-    MPI_Comm others;          /* HIER: the other ranks, from the same split; unused: every
+    MPI_Comm leaders; /* HIER: one rank per node (MPI_COMM_NULL elsewhere) */
+    MPI_Comm others;  /* HIER: the other ranks, from the same split; unused: every
                                  member holds a communicator of that context, so Open MPI
                                  4.1's contexts stay alike in all (its nonblocking context
                                  allocation deadlocks beside blocking ones when ranks'
                                  sets of contexts differ) */
-    int *leader_of;           /* HIER: [comm size] leaders-comm rank of each member's leader */
-    int nleaders;             /* HIER: nodes; members listed node after node ("node-major"): */
-    int *node_count;          /* [nleaders] members of each node */
-    int *node_first;          /* [nleaders] where each node's members start */
-    int *pos_of;              /* [comm size] each member's place */
-    void *my_slot;            /* this rank's slot (freed at teardown) */
+    int *leader_of;   /* HIER: [comm size] leaders-comm rank of each member's leader */
+    int nleaders;     /* HIER: nodes; members listed node after node ("node-major"): */
+    int *node_count;  /* [nleaders] members of each node */
+    int *node_first;  /* [nleaders] where each node's members start */
+    int *pos_of;      /* [comm size] each member's place */
+    void *my_slot;    /* this rank's slot (freed at teardown) */
     /* Nonblocking and persistent collectives started and not yet run to their end, in
      * start order (nbc.h); the head runs. Engine lock (p2p/req.h). */
     struct hmpi_coll_op_s *nbc_head, *nbc_tail;
@@ -382,8 +382,8 @@ static inline hmpi_coll_blk_t hmpi_coll_blk(const hmpi_coll_half_t *h, int idx)
 
 /* Broadcast inside the team from member root: every member (or only member `only` when
  * only >= 0) gets (buf, count, type). One epoch. */
-int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype type,
-                         int root, int only);
+int hmpi_coll_team_bcast(hmpi_coll_team_t *t, void *buf, int count, MPI_Datatype type, int root,
+                         int only);
 /* Reduction inside the team to member root (its recvbuf); sendbuf may be MPI_IN_PLACE at
  * the root. One epoch. */
 int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
@@ -400,9 +400,9 @@ int hmpi_coll_gather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendb
 int hmpi_coll_scatter_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf, int scount,
                            MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype,
                            int root, int *err_p);
-int hmpi_coll_allgather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf,
-                             int scount, MPI_Datatype stype, void *recvbuf, int rcount,
-                             MPI_Datatype rtype, int *err_p);
+int hmpi_coll_allgather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf, int scount,
+                             MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype,
+                             int *err_p);
 /* Fan-in to member 0, run between() there (may be NULL), fan-out. One epoch. Through the
  * tree when the team has more than flat_max members. */
 int hmpi_coll_team_fence(hmpi_coll_team_t *t, int (*between)(void *), void *arg);
@@ -453,7 +453,7 @@ void hmpi_coll_inputs_free(const void **x, const void **stack);
 void hmpi_coll_slice(int count, int n, int i, MPI_Aint extent, MPI_Aint *first_p, int *m_p);
 
 /* Statistics: one pair of counters per collective. */
-#define HMPI_COLL_COUNT(name, fast)                                                   \
+#define HMPI_COLL_COUNT(name, fast) \
     hmpi_stat_add((fast) ? HMPI_STAT_coll_##name : HMPI_STAT_coll_##name##_below, 1)
 
 extern int hmpi_coll_finalizing;

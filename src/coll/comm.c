@@ -89,9 +89,9 @@ void *hmpi_coll_alloc(size_t n)
 
 /* What each rank tells the others at setup. */
 typedef struct {
-    uint64_t slot;  /* its slot, 0 when it has none */
-    int32_t node;   /* its node's id */
-    uint32_t cap;   /* inline bytes of its halves */
+    uint64_t slot;     /* its slot, 0 when it has none */
+    int32_t node;      /* its node's id */
+    uint32_t cap;      /* inline bytes of its halves */
     uint32_t line_max; /* its HMPI_COLL_LINE_MAX */
     uint32_t flat_max; /* its HMPI_COLL_FLAT_MAX */
     uint32_t radix;    /* its HMPI_COLL_RADIX */

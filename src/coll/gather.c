@@ -57,7 +57,8 @@ static int block_put(const blocks_t *b, int i, const void *src, size_t bytes)
 {
     hmpi_layout_t l;
     int err = block_layout(b, i, &l);
-    return err ? err : hmpi_coll_unpack(block_buf(b, i), block_count(b, i), b->type, &l, src, bytes);
+    return err ? err
+               : hmpi_coll_unpack(block_buf(b, i), block_count(b, i), b->type, &l, src, bytes);
 }
 
 /* Publishes one block (buf, count, type) in h: in the slot when small, the buffer itself
@@ -110,8 +111,9 @@ static int gather_send(hmpi_coll_team_t *t, uint64_t e, const void *sendbuf, int
     const hmpi_coll_half_t *hr = hmpi_coll_half(t, root, e);
     if (hr->table) { /* push: write into the root's recvbuf */
         hmpi_coll_blk_t b = ((const hmpi_coll_blk_t *)(uintptr_t)hr->table)[t->ep.me];
-        err = b.bytes < sl->size ? MPI_ERR_TRUNCATE
-                                 : hmpi_coll_pack((void *)(uintptr_t)b.addr, sendbuf, scount, stype, sl);
+        err = b.bytes < sl->size
+                  ? MPI_ERR_TRUNCATE
+                  : hmpi_coll_pack((void *)(uintptr_t)b.addr, sendbuf, scount, stype, sl);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return err;
     }
@@ -229,8 +231,8 @@ static int gather_entry(const void *sendbuf, int scount, MPI_Datatype stype, voi
         return MPI_ERR_COMM;
     }
     if (s && s->mode == HMPI_COLL_HIER) {
-        if (!v && hmpi_coll_gather_hier(s, c, sendbuf, scount, stype, recvbuf, rcount, rtype,
-                                        root, &err) == 0) {
+        if (!v && hmpi_coll_gather_hier(s, c, sendbuf, scount, stype, recvbuf, rcount, rtype, root,
+                                        &err) == 0) {
             HMPI_COLL_COUNT(gather, 1);
             return hmpi_raise_in(comm, err, fn);
         }
@@ -405,8 +407,8 @@ static int scatter_entry(const void *sendbuf, const int *scounts, const int *dis
         return MPI_ERR_COMM;
     }
     if (s && s->mode == HMPI_COLL_HIER) {
-        if (!v && hmpi_coll_scatter_hier(s, c, sendbuf, scount, stype, recvbuf, rcount, rtype,
-                                         root, &err) == 0) {
+        if (!v && hmpi_coll_scatter_hier(s, c, sendbuf, scount, stype, recvbuf, rcount, rtype, root,
+                                         &err) == 0) {
             HMPI_COLL_COUNT(scatter, 1);
             return hmpi_raise_in(comm, err, fn);
         }
@@ -417,7 +419,8 @@ static int scatter_entry(const void *sendbuf, const int *scounts, const int *dis
     else
         HMPI_COLL_COUNT(scatter, s != NULL);
     if (!s)
-        return v ? PMPI_Scatterv(sendbuf, scounts, displs, stype, recvbuf, rcount, rtype, root, comm)
+        return v ? PMPI_Scatterv(sendbuf, scounts, displs, stype, recvbuf, rcount, rtype, root,
+                                 comm)
                  : PMPI_Scatter(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
     blocks_t sb = {(void *)sendbuf, scounts, displs, scount, stype, 0};
     return hmpi_raise_in(comm, scatter_team(&s->team, &sb, recvbuf, rcount, rtype, root), fn);
@@ -531,11 +534,10 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 HMPI_PMPI(Allgather)
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                   MPI_Comm comm)
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
-                           recvtype, comm, 1);
+    return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype,
+                           comm, 1);
 }
 HMPI_PMPI(Allgatherv)
 

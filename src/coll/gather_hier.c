@@ -80,7 +80,8 @@ static int unpack_blocks(const void *buf, void *arg)
     for (int r = 0; r < u->size && err == MPI_SUCCESS; r++) {
         if (u->only >= 0 && r != u->only)
             continue;
-        const unsigned char *src = (const unsigned char *)buf + (size_t)u->s->pos_of[r] * (size_t)u->block;
+        const unsigned char *src =
+            (const unsigned char *)buf + (size_t)u->s->pos_of[r] * (size_t)u->block;
         void *dst = hmpi_coll_at(u->recvbuf, (MPI_Aint)r * u->rcount * u->rext);
         err = hmpi_coll_unpack(dst, u->rcount, u->rtype, u->rl, src, (size_t)u->block);
     }
@@ -93,9 +94,9 @@ static int block_ok(hmpi_comm_t *c, size_t block)
     return block <= (size_t)INT_MAX / (size_t)c->size;
 }
 
-int hmpi_coll_allgather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf,
-                             int scount, MPI_Datatype stype, void *recvbuf, int rcount,
-                             MPI_Datatype rtype, int *err_p)
+int hmpi_coll_allgather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf, int scount,
+                             MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype,
+                             int *err_p)
 {
     hmpi_coll_team_t *t = &s->team;
     hmpi_layout_t rl, one;
@@ -184,7 +185,8 @@ static int pack_blocks(const void *buf, void *arg)
     pack_arg_t *p = arg;
     int err = MPI_SUCCESS;
     for (int r = 0; r < p->size && err == MPI_SUCCESS; r++) {
-        unsigned char *dst = (unsigned char *)(uintptr_t)buf + (size_t)p->s->pos_of[r] * (size_t)p->block;
+        unsigned char *dst =
+            (unsigned char *)(uintptr_t)buf + (size_t)p->s->pos_of[r] * (size_t)p->block;
         err = hmpi_coll_pack(dst, hmpi_coll_at(p->sendbuf, (MPI_Aint)r * p->scount * p->sext),
                              p->scount, p->stype, p->sl);
     }

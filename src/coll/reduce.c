@@ -169,8 +169,8 @@ int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
         res = recvbuf;
     }
     void *area = NULL;
-    int direct = hmpi_coll_expose_input(t, e, h, in, &l, me == root && !res_shared ? hmpi_coll_room(l.span, 64) : 0,
-                              &area);
+    int direct = hmpi_coll_expose_input(
+        t, e, h, in, &l, me == root && !res_shared ? hmpi_coll_room(l.span, 64) : 0, &area);
     if (me == root && !res_shared)
         res = hmpi_coll_at(area, -l.lo);
     h->aux = (uintptr_t)res;
@@ -233,8 +233,8 @@ static int reduce_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendbuf,
 /* The MPI below's reduce. MPICH 4.0.2 (Debian bookworm's) crashes in MPI_Reduce with
  * MPI_IN_PLACE at a root other than 0 once the vector exceeds 2 KiB (it reads the
  * sendbuf argument): that root gives it a copy of its input instead. */
-static int below_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
-                        MPI_Op op, int root, MPI_Comm comm)
+static int below_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                        int root, MPI_Comm comm)
 {
 #ifdef MPICH_VERSION
     int rank = -1, inter = 1;
@@ -265,8 +265,8 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
     if (s) { /* checked before the op is asked whether it commutes */
         int err = hmpi_check_root(root, c->size);
         if (!err)
-            err = hmpi_check_reduce(sendbuf, c->rank == root ? recvbuf : MPI_IN_PLACE, count,
-                                    type, op);
+            err = hmpi_check_reduce(sendbuf, c->rank == root ? recvbuf : MPI_IN_PLACE, count, type,
+                                    op);
         if (err)
             return hmpi_raise_in(comm, err, "MPI_Reduce");
     }
@@ -299,8 +299,8 @@ static const void *small_input(const hmpi_coll_team_t *t, int i, uint64_t l, uin
 /* The common small case without detours: a predefined op on a basic type, the vector in
  * the meeting line when it fits (coll.h), else in the slots. Same order (x1 op x0, then
  * x2 op that, ...) as the general path. */
-static int allreduce_small_basic(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf,
-                                 int count, size_t bytes, hmpi_op_kernel_t k)
+static int allreduce_small_basic(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, int count,
+                                 size_t bytes, hmpi_op_kernel_t k)
 {
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (t->ep.n > t->flat_max) {
@@ -367,7 +367,8 @@ static int allreduce_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
      * else its scratch), then everybody copies the others' slices. */
     int res_shared = hmpi_heap_is_shared_range(hmpi_coll_at(recvbuf, l.lo), l.span);
     void *area = NULL;
-    int direct = hmpi_coll_expose_input(t, e, h, in, &l, res_shared ? 0 : hmpi_coll_room(l.span, 64), &area);
+    int direct =
+        hmpi_coll_expose_input(t, e, h, in, &l, res_shared ? 0 : hmpi_coll_room(l.span, 64), &area);
     void *res = res_shared ? recvbuf : hmpi_coll_at(area, -l.lo);
     h->aux = (uintptr_t)res;
     hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
@@ -395,8 +396,8 @@ static int allreduce_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
         const void *from = (const void *)(uintptr_t)hmpi_coll_half(t, j, e)->aux;
         hmpi_layout_t lm = hmpi_layout_n(&one, m);
         MPI_Aint off = first * one.extent;
-        err = hmpi_coll_copy_typed(hmpi_coll_at(recvbuf, off), hmpi_coll_at(from, off), m, type,
-                                   &lm);
+        err =
+            hmpi_coll_copy_typed(hmpi_coll_at(recvbuf, off), hmpi_coll_at(from, off), m, type, &lm);
     }
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
     if (res_shared || direct)

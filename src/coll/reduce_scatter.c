@@ -90,8 +90,8 @@ static int rs_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, cons
     return err;
 }
 
-int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                             MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
+                             MPI_Op op, MPI_Comm comm)
 {
     HMPI_ENTER("MPI_Reduce_scatter_block");
     hmpi_comm_t *c;

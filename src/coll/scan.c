@@ -75,8 +75,8 @@ static int scan_entry(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
         return exclusive ? PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm)
                          : PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
     /* Exscan's recvbuf means nothing at rank 0. */
-    int err = hmpi_check_reduce(sendbuf, exclusive && c->rank == 0 ? MPI_IN_PLACE : recvbuf,
-                                count, type, op);
+    int err = hmpi_check_reduce(sendbuf, exclusive && c->rank == 0 ? MPI_IN_PLACE : recvbuf, count,
+                                type, op);
     if (err)
         return hmpi_raise_in(comm, err, fn);
     return hmpi_raise_in(comm, scan_team(&s->team, sendbuf, recvbuf, count, type, op, exclusive),

@@ -22,8 +22,8 @@ const int hmpi_knob_count = (int)(sizeof(hmpi_knob_table) / sizeof(hmpi_knob_tab
 /* HMPI_* variables that are not knobs of the library but of HMPI's tools, never warned
  * about: hmpirun reads LIB and LAUNCHER, hmpicc CC, INCDIR and LIBDIR, hmpi-opify
  * OPIFY_LIBCLANG; the docs' examples export PREFIX (docs/launchers.md). */
-const char *const hmpi_knob_tool_vars[] = {"LIB", "LAUNCHER", "CC", "INCDIR", "LIBDIR",
-                                           "OPIFY_LIBCLANG", "PREFIX"};
+const char *const hmpi_knob_tool_vars[] = {"LIB",    "LAUNCHER",       "CC",    "INCDIR",
+                                           "LIBDIR", "OPIFY_LIBCLANG", "PREFIX"};
 const int hmpi_knob_tool_var_count =
     (int)(sizeof(hmpi_knob_tool_vars) / sizeof(hmpi_knob_tool_vars[0]));
 
@@ -81,10 +81,14 @@ static int parse_integer(const char *text, int allow_suffix, long long *out_p)
     unsigned shift = 0;
     if (allow_suffix && *end != '\0') {
         switch (*end) {
-        case 'k': case 'K': shift = 10; break;
-        case 'm': case 'M': shift = 20; break;
-        case 'g': case 'G': shift = 30; break;
-        case 't': case 'T': shift = 40; break;
+        case 'k':
+        case 'K': shift = 10; break;
+        case 'm':
+        case 'M': shift = 20; break;
+        case 'g':
+        case 'G': shift = 30; break;
+        case 't':
+        case 'T': shift = 40; break;
         default: return -1;
         }
         end++;
@@ -118,19 +122,15 @@ int hmpi_knob_parse(const hmpi_knob_info_t *knob, const char *text, long long *o
 static void describe_range(const hmpi_knob_info_t *knob, char *buf, size_t len)
 {
     switch (knob->type) {
-    case HMPI_KNOB_BOOL:
-        snprintf(buf, len, "0 or 1");
-        break;
+    case HMPI_KNOB_BOOL: snprintf(buf, len, "0 or 1"); break;
     case HMPI_KNOB_INT:
         snprintf(buf, len, "an integer from %lld to %lld", knob->min, knob->max);
         break;
     case HMPI_KNOB_SIZE:
-        snprintf(buf, len, "a size in bytes from %lld to %lld (suffixes K, M, G, T)",
-                 knob->min, knob->max);
+        snprintf(buf, len, "a size in bytes from %lld to %lld (suffixes K, M, G, T)", knob->min,
+                 knob->max);
         break;
-    case HMPI_KNOB_STR:
-        snprintf(buf, len, "a non-empty string");
-        break;
+    case HMPI_KNOB_STR: snprintf(buf, len, "a non-empty string"); break;
     case HMPI_KNOB_WORD: {
         const char *w = hmpi_knob_words(knob);
         size_t n = (size_t)snprintf(buf, len, "one of ");
@@ -168,21 +168,22 @@ static int load_one(const hmpi_knob_info_t *knob, void *field)
     if (hmpi_knob_parse(knob, text, (long long *)field) != 0)
         goto bad;
     return 0;
-bad: {
-        char range[160];
-        describe_range(knob, range, sizeof range);
-        hmpi_log_error("%s='%s' is not valid: expected %s", env, text, range);
-        (void)from_env;
-        return -1;
-    }
+bad : {
+    char range[160];
+    describe_range(knob, range, sizeof range);
+    hmpi_log_error("%s='%s' is not valid: expected %s", env, text, range);
+    (void)from_env;
+    return -1;
+}
 }
 
 int hmpi_knobs_load(void)
 {
     int rc = 0;
     int i = 0;
-#define X(name, type, def, min, max, doc) \
-    if (load_one(&hmpi_knob_table[i++], &hmpi_knobs.name) != 0) rc = -1;
+#define X(name, type, def, min, max, doc)                       \
+    if (load_one(&hmpi_knob_table[i++], &hmpi_knobs.name) != 0) \
+        rc = -1;
 #include "knobs.def"
 #undef X
     return rc;
@@ -245,8 +246,7 @@ static int known_name(const char *name, size_t len)
             memcmp(hmpi_knob_table[i].name, name, len) == 0)
             return 1;
     for (int i = 0; i < hmpi_knob_tool_var_count; i++)
-        if (strlen(hmpi_knob_tool_vars[i]) == len &&
-            memcmp(hmpi_knob_tool_vars[i], name, len) == 0)
+        if (strlen(hmpi_knob_tool_vars[i]) == len && memcmp(hmpi_knob_tool_vars[i], name, len) == 0)
             return 1;
     return 0;
 }

@@ -16,19 +16,19 @@ typedef enum {
 } hmpi_knob_type_t;
 
 typedef struct {
-    const char *name;        /* without the HMPI_ prefix */
+    const char *name; /* without the HMPI_ prefix */
     hmpi_knob_type_t type;
-    const char *def;         /* default, as text */
-    long long min, max;      /* accepted range (not for STR) */
+    const char *def;    /* default, as text */
+    long long min, max; /* accepted range (not for STR) */
     const char *doc;
 } hmpi_knob_info_t;
 
 typedef struct {
 #define X(name, type, def, min, max, doc) HMPI_KNOB_FIELD_##type(name)
 #define HMPI_KNOB_FIELD_BOOL(n) long long n;
-#define HMPI_KNOB_FIELD_INT(n)  long long n;
+#define HMPI_KNOB_FIELD_INT(n) long long n;
 #define HMPI_KNOB_FIELD_SIZE(n) long long n;
-#define HMPI_KNOB_FIELD_STR(n)  const char *n;
+#define HMPI_KNOB_FIELD_STR(n) const char *n;
 #define HMPI_KNOB_FIELD_WORD(n) const char *n;
 #include "knobs.def"
 #undef X

@@ -44,9 +44,8 @@ static void put(const struct iovec *v, int n)
 static void emit(const char *kind, const char *fmt, va_list ap)
 {
     char line[1024];
-    int n = hmpi_log_rank >= 0
-                ? snprintf(line, sizeof line, "hmpi[%d]: %s", hmpi_log_rank, kind)
-                : snprintf(line, sizeof line, "hmpi: %s", kind);
+    int n = hmpi_log_rank >= 0 ? snprintf(line, sizeof line, "hmpi[%d]: %s", hmpi_log_rank, kind)
+                               : snprintf(line, sizeof line, "hmpi: %s", kind);
     if (n < 0 || (size_t)n >= sizeof line)
         n = 0;
     int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
@@ -98,10 +97,7 @@ void hmpi_log_hold(void)
     held.len = 0;
 }
 
-size_t hmpi_log_held(void)
-{
-    return held.len + (held.cut ? 4 : 0);
-}
+size_t hmpi_log_held(void) { return held.len + (held.cut ? 4 : 0); }
 
 void hmpi_log_release(int print)
 {

@@ -35,10 +35,7 @@ extern HMPI_HIDDEN int hmpi_stats_on;
 extern HMPI_HIDDEN int hmpi_stats_threads;
 extern _Atomic uint64_t hmpi_stat_values[HMPI_STAT_COUNT];
 
-static inline int hmpi_stats_counting(void)
-{
-    return hmpi_stats_on;
-}
+static inline int hmpi_stats_counting(void) { return hmpi_stats_on; }
 
 /* Any counter, from any thread: an atomic add. */
 static inline void hmpi_stat_add(hmpi_stat_t s, uint64_t v)

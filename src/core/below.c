@@ -17,12 +17,12 @@ __attribute__((constructor)) static void below_bind(void)
      * from the wrong library, and the first call through it would crash. */
     hmpi_mpi_check_library();
     int missing = 0;
-#define BIND(name)                                                                         \
+#define BIND(name)                                                                        \
     hmpi_below.name = (__typeof__(hmpi_below.name))dlsym(RTLD_NEXT, "PMPI_" #name);       \
-    if (!hmpi_below.name) {                                                                \
-        hmpi_log_error("the MPI below has no PMPI_" #name " after libhmpi in the symbol "  \
-                       "search order (libhmpi must come before libmpi)");                   \
-        missing++;                                                                         \
+    if (!hmpi_below.name) {                                                               \
+        hmpi_log_error("the MPI below has no PMPI_" #name " after libhmpi in the symbol " \
+                       "search order (libhmpi must come before libmpi)");                 \
+        missing++;                                                                        \
     }
     HMPI_BELOW_CALLS(BIND)
 #undef BIND

@@ -170,10 +170,10 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
  * MPI_name weak, as an MPI library does, so a tool defining MPI_name links statically
  * against libhmpi.a too. */
 #define HMPI_PRAGMA_(text) _Pragma(#text)
-#define HMPI_PMPI(name)                                                                    \
-    extern __typeof__(MPI_##name) hmpi_pmpi_##name __asm__("PMPI_" #name)                  \
-        __attribute__((alias("MPI_" #name), visibility("default")));                      \
-    extern __typeof__(MPI_##name) hmpi_self_##name __attribute__((alias("MPI_" #name)));   \
+#define HMPI_PMPI(name)                                                                  \
+    extern __typeof__(MPI_##name) hmpi_pmpi_##name __asm__("PMPI_" #name)                \
+        __attribute__((alias("MPI_" #name), visibility("default")));                     \
+    extern __typeof__(MPI_##name) hmpi_self_##name __attribute__((alias("MPI_" #name))); \
     HMPI_PRAGMA_(weak MPI_##name)
 
 #define PMPI_Accumulate hmpi_below.Accumulate

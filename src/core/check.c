@@ -133,10 +133,10 @@ int hmpi_check_buf_null(const void *buf, int count, MPI_Datatype type, const cha
 int hmpi_check_buf(const void *buf, int count, MPI_Datatype type, int side)
 {
     static const char *const names[][3] = {{"buf", "count", "datatype"},
-                                            {"sendbuf", "sendcount", "sendtype"},
-                                            {"recvbuf", "recvcount", "recvtype"},
-                                            {"origin_addr", "origin_count", "origin_datatype"},
-                                            {"result_addr", "result_count", "result_datatype"}};
+                                           {"sendbuf", "sendcount", "sendtype"},
+                                           {"recvbuf", "recvcount", "recvtype"},
+                                           {"origin_addr", "origin_count", "origin_datatype"},
+                                           {"result_addr", "result_count", "result_datatype"}};
     int err = hmpi_check_count(count, names[side][1]);
     if (!err)
         err = hmpi_check_type(type, names[side][2]);
@@ -177,9 +177,9 @@ int hmpi_check_rma(const void *oaddr, int ocount, MPI_Datatype otype, int target
 
 int hmpi_check_acc_op(MPI_Op op, MPI_Datatype type)
 {
-    const MPI_Op ops[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR,
-                          MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE,
-                          MPI_NO_OP};
+    const MPI_Op ops[] = {MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD, MPI_LAND,
+                          MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR, MPI_BXOR,
+                          MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP};
     if (op == MPI_OP_NULL)
         return hmpi_err_what(MPI_ERR_OP, "op is MPI_OP_NULL");
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
@@ -198,8 +198,7 @@ int hmpi_check_acc_op(MPI_Op op, MPI_Datatype type)
                                      "user-defined op)");
 }
 
-int hmpi_reduce_local_quiet(const void *in, void *inout, int count, MPI_Datatype type,
-                            MPI_Op op)
+int hmpi_reduce_local_quiet(const void *in, void *inout, int count, MPI_Datatype type, MPI_Op op)
 {
     /* Under sessions alone its error would go to the initial handler and end the job
      * (core/errors.h): the pair counts as refused, and HMPI keeps to the standard's. */
@@ -229,8 +228,7 @@ int hmpi_op_below_accepts(MPI_Op op, MPI_Datatype type)
 
 int hmpi_check_rank_slow(int code, int rank, int size, const char *arg)
 {
-    return hmpi_err_what(code, "%s %d is not a rank of a communicator of size %d", arg, rank,
-                         size);
+    return hmpi_err_what(code, "%s %d is not a rank of a communicator of size %d", arg, rank, size);
 }
 
 static int among(MPI_Datatype t, const MPI_Datatype *list, int n)
@@ -257,11 +255,12 @@ int hmpi_check_op(MPI_Op op, MPI_Datatype type)
  * the types not named here stay HMPI's (MPI_Reduce_local combines them). */
 int hmpi_op_outside(MPI_Op op, MPI_Datatype type, int acc)
 {
-    const MPI_Datatype pairs[] = {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT,
-                                  MPI_SHORT_INT, MPI_LONG_DOUBLE_INT};
+    const MPI_Datatype pairs[] = {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT,
+                                  MPI_2INT,      MPI_SHORT_INT,  MPI_LONG_DOUBLE_INT};
     const MPI_Datatype reals[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
-    const MPI_Datatype ints[] = {MPI_INT, MPI_LONG, MPI_SHORT, MPI_UNSIGNED, MPI_LONG_LONG,
-                                 MPI_INT32_T, MPI_INT64_T, MPI_UINT32_T, MPI_UINT64_T};
+    const MPI_Datatype ints[] = {MPI_INT,      MPI_LONG,      MPI_SHORT,
+                                 MPI_UNSIGNED, MPI_LONG_LONG, MPI_INT32_T,
+                                 MPI_INT64_T,  MPI_UINT32_T,  MPI_UINT64_T};
     const MPI_Datatype cplx[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX};
     const MPI_Datatype none[] = {MPI_WCHAR, MPI_PACKED}; /* no op is defined on them */
     int loc = op == MPI_MINLOC || op == MPI_MAXLOC;

@@ -62,16 +62,14 @@ int hmpi_op_outside(MPI_Op op, MPI_Datatype type, int acc);
  * reports to (MPI_COMM_WORLD's, MPI_COMM_SELF's, fatal by default) return errors for
  * this one call, so that a refusal becomes the caller's error on its own object. Under
  * sessions alone, where no handler could take it, MPI_ERR_OP without asking. */
-int hmpi_reduce_local_quiet(const void *in, void *inout, int count, MPI_Datatype type,
-                            MPI_Op op);
+int hmpi_reduce_local_quiet(const void *in, void *inout, int count, MPI_Datatype type, MPI_Op op);
 /* Does the MPI below's MPI_Reduce_local take op on named type (one zeroed element)? */
 int hmpi_op_below_accepts(MPI_Op op, MPI_Datatype type);
 
 /* A rank argument: 0 <= rank < size, or one of the two values allowed (pass
  * MPI_PROC_NULL twice when only it is); arg names it ("dest", "source", "root"). */
 int hmpi_check_rank_slow(int code, int rank, int size, const char *arg);
-static inline int hmpi_check_rank(int code, int rank, int size, int ok1, int ok2,
-                                  const char *arg)
+static inline int hmpi_check_rank(int code, int rank, int size, int ok1, int ok2, const char *arg)
 {
     if (__builtin_expect((unsigned)rank < (unsigned)size, 1) || rank == ok1 || rank == ok2)
         return MPI_SUCCESS;

@@ -11,18 +11,18 @@
 #include <stdint.h>
 
 typedef struct hmpi_comm_s {
-    MPI_Comm handle;        /* the MPI below's communicator */
-    uint32_t ctx;           /* same in every member; distinct among a rank's comms */
+    MPI_Comm handle; /* the MPI below's communicator */
+    uint32_t ctx;    /* same in every member; distinct among a rank's comms */
     int rank, size;
-    int *local_of;          /* [size]: node-local rank of each member, -1 when remote */
-    int *rank_of_local;     /* [node size]: member rank of each local rank, or -1 */
-    int nlocal;             /* members on this node, this rank included */
-    int has_remote;         /* some member lives on another node */
-    int nwild;              /* ANY_SOURCE receives waiting in the bridge (p2p/) */
-    void *coll;             /* collectives' state (coll/), made on first use */
-    int refs;               /* the handle, plus every HMPI request bound to it */
-    uint8_t wait_as;        /* 0, or 1 + the wait family (shm/wait.h) of every wait on it */
-    uint8_t idup_posted;    /* an MPI_Comm_idup of it was posted (hmpi_comm_below_nb) */
+    int *local_of;            /* [size]: node-local rank of each member, -1 when remote */
+    int *rank_of_local;       /* [node size]: member rank of each local rank, or -1 */
+    int nlocal;               /* members on this node, this rank included */
+    int has_remote;           /* some member lives on another node */
+    int nwild;                /* ANY_SOURCE receives waiting in the bridge (p2p/) */
+    void *coll;               /* collectives' state (coll/), made on first use */
+    int refs;                 /* the handle, plus every HMPI request bound to it */
+    uint8_t wait_as;          /* 0, or 1 + the wait family (shm/wait.h) of every wait on it */
+    uint8_t idup_posted;      /* an MPI_Comm_idup of it was posted (hmpi_comm_below_nb) */
     struct hmpi_comm_s *next; /* hash chain */
 } hmpi_comm_t;
 

@@ -90,19 +90,13 @@ static int dense(MPI_Datatype type)
     int packed = (MPI_Aint)osize == oext; /* consecutive old elements touch */
     switch (combiner) {
     case MPI_COMBINER_DUP:
-    case MPI_COMBINER_RESIZED:
-        break;
-    case MPI_COMBINER_CONTIGUOUS:
-        ok = ok && (ints[0] <= 1 || packed);
-        break;
-    case MPI_COMBINER_VECTOR:
-        ok = ok && packed && (ints[0] <= 1 || ints[2] == ints[1]);
-        break;
+    case MPI_COMBINER_RESIZED: break;
+    case MPI_COMBINER_CONTIGUOUS: ok = ok && (ints[0] <= 1 || packed); break;
+    case MPI_COMBINER_VECTOR: ok = ok && packed && (ints[0] <= 1 || ints[2] == ints[1]); break;
     case MPI_COMBINER_HVECTOR:
         ok = ok && packed && (ints[0] <= 1 || addrs[0] == (MPI_Aint)ints[1] * oext);
         break;
-    default:
-        ok = 0;
+    default: ok = 0;
     }
     release(old);
     return ok;
@@ -138,8 +132,8 @@ int hmpi_layout_learn(MPI_Datatype type, int count, hmpi_layout_t *l)
     PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
     int derived = combiner != MPI_COMBINER_NAMED && combiner != MPI_COMBINER_F90_REAL &&
                   combiner != MPI_COMBINER_F90_COMPLEX && combiner != MPI_COMBINER_F90_INTEGER;
-    *e = (entry_t){type, 1, d, d && extent == (MPI_Aint)size, derived, (size_t)size, tlb,
-                   extent, textent};
+    *e = (entry_t){type, 1,      d,      d && extent == (MPI_Aint)size, derived, (size_t)size,
+                   tlb,  extent, textent};
     hmpi_layout_fill(l, e, count);
     return MPI_SUCCESS;
 }
@@ -195,8 +189,7 @@ static int shifted(MPI_Datatype type, int count, const void *base, MPI_Datatype 
     return MPI_SUCCESS;
 }
 
-int hmpi_type_pack(const void *buf, int count, MPI_Datatype type, void *packed, int size,
-                   int *pos)
+int hmpi_type_pack(const void *buf, int count, MPI_Datatype type, void *packed, int size, int *pos)
 {
     if (buf != MPI_BOTTOM || count == 0)
         return PMPI_Pack(buf, count, type, packed, size, pos, hmpi_node.self);

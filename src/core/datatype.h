@@ -31,9 +31,9 @@ typedef struct {
 typedef struct {
     MPI_Datatype handle;
     int valid;
-    int dense;          /* one element's bytes lie in increasing order, without holes */
-    int packed;         /* dense, and consecutive elements touch (extent == size) */
-    int derived;        /* not predefined (hmpi_layout_t.derived) */
+    int dense;   /* one element's bytes lie in increasing order, without holes */
+    int packed;  /* dense, and consecutive elements touch (extent == size) */
+    int derived; /* not predefined (hmpi_layout_t.derived) */
     size_t size;
     MPI_Aint lb, extent, textent; /* true lower bound, extent, true extent */
 } hmpi_type_entry_t;
@@ -105,8 +105,7 @@ hmpi_layout_t hmpi_layout_n(const hmpi_layout_t *one, int m);
  * whatever the type, so such data moves through the type shifted back by a non-NULL
  * base (the packed buffer's address) and that base. Every part packing or unpacking a
  * program's buffer goes through these. */
-int hmpi_type_pack(const void *buf, int count, MPI_Datatype type, void *packed, int size,
-                   int *pos);
+int hmpi_type_pack(const void *buf, int count, MPI_Datatype type, void *packed, int size, int *pos);
 int hmpi_type_unpack(const void *packed, int size, int *pos, void *buf, int count,
                      MPI_Datatype type);
 

@@ -35,6 +35,7 @@ static const char *class_name(int code)
         return "MPI_ERR_SESSION";
 #endif
     switch (cls) {
+        // clang-format off
 #define C(x) case x: return #x;
     C(MPI_ERR_BUFFER) C(MPI_ERR_COUNT) C(MPI_ERR_TYPE) C(MPI_ERR_TAG) C(MPI_ERR_COMM)
     C(MPI_ERR_RANK) C(MPI_ERR_REQUEST) C(MPI_ERR_ROOT) C(MPI_ERR_GROUP) C(MPI_ERR_OP)
@@ -44,6 +45,7 @@ static const char *class_name(int code)
     C(MPI_ERR_NO_MEM) C(MPI_ERR_INFO)
 #undef C
     default: return "MPI error";
+        // clang-format on
     }
 }
 

@@ -54,10 +54,7 @@ static inline int hmpi_raise_in(MPI_Comm comm, int code, const char *fn)
     return code == MPI_SUCCESS ? code : hmpi_err_comm(comm, code, fn);
 }
 
-static inline int hmpi_raise(MPI_Comm comm, int code)
-{
-    return hmpi_raise_in(comm, code, NULL);
-}
+static inline int hmpi_raise(MPI_Comm comm, int code) { return hmpi_raise_in(comm, code, NULL); }
 
 static inline int hmpi_raise_win(MPI_Win win, int code, const char *fn)
 {
@@ -65,10 +62,10 @@ static inline int hmpi_raise_win(MPI_Win win, int code, const char *fn)
 }
 
 /* First statement of every entry point: fn is the MPI name, as users know it. */
-#define HMPI_ENTER(fn)                                                                    \
-    do {                                                                                  \
-        if (__builtin_expect(hmpi_mpi_state != HMPI_STATE_RUNNING, 0))                    \
-            hmpi_err_state(fn);                                                           \
+#define HMPI_ENTER(fn)                                                 \
+    do {                                                               \
+        if (__builtin_expect(hmpi_mpi_state != HMPI_STATE_RUNNING, 0)) \
+            hmpi_err_state(fn);                                        \
     } while (0)
 
 #endif

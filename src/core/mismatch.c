@@ -52,8 +52,8 @@ static const struct {
     family_t family;
     const char *symbol;
 } probes[] = {
-    {FAMILY_OPENMPI, "ompi_mpi_comm_world"},  /* MPI_COMM_WORLD is its address */
-    {FAMILY_MPICH, "MPIR_Err_return_comm"},   /* exported for ROMIO by MPICH and its kin */
+    {FAMILY_OPENMPI, "ompi_mpi_comm_world"}, /* MPI_COMM_WORLD is its address */
+    {FAMILY_MPICH, "MPIR_Err_return_comm"},  /* exported for ROMIO by MPICH and its kin */
 };
 
 enum { MAX_OBJECTS = 1024 };
@@ -67,10 +67,10 @@ static int first_on_node(void)
     if (fd < 0)
         return 1;
     struct sockaddr_un a = {.sun_family = AF_UNIX};
-    int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "hmpi-mismatch.%d.%d",
-                     (int)getuid(), (int)getppid());
-    if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-                                                    1 + (size_t)n)) == 0)
+    int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "hmpi-mismatch.%d.%d", (int)getuid(),
+                     (int)getppid());
+    if (bind(fd, (struct sockaddr *)&a,
+             (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) == 0)
         return 1; /* fd stays open: the claim */
     int taken = errno == EADDRINUSE;
     close(fd);
@@ -117,8 +117,7 @@ static int defines(void *h, ElfW(Addr) base, const char *symbol)
     void *s = dlsym(h, symbol);
     Dl_info info;
     struct link_map *map = NULL;
-    return s && dladdr1(s, &info, (void **)&map, RTLD_DL_LINKMAP) && map &&
-           map->l_addr == base;
+    return s && dladdr1(s, &info, (void **)&map, RTLD_DL_LINKMAP) && map && map->l_addr == base;
 }
 
 static const char *base_name(const char *path)

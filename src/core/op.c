@@ -96,6 +96,7 @@ int hmpi_op_basic_size(MPI_Datatype t)
 
 /* ---- kernels: out[i] = a[i] op b[i] (out may be b) ------------------------------------ */
 
+// clang-format off
 #define LOOP(T, EXPR)                                                                       \
     {                                                                                       \
         T *o = out;                                                                         \
@@ -157,9 +158,13 @@ static void b_lor(void *out, const void *a, const void *b, size_t n) LOOP(bool, 
 static void b_lxor(void *out, const void *a, const void *b, size_t n) LOOP(bool, u != w)
 
 enum { O_SUM, O_PROD, O_MAX, O_MIN, O_LAND, O_LOR, O_LXOR, O_BAND, O_BOR, O_BXOR, NOPS };
+// clang-format on
 
-#define ROW(P) {P##_sum, P##_prod, P##_max, P##_min, P##_land, P##_lor, P##_lxor, P##_band,   \
-                P##_bor, P##_bxor}
+#define ROW(P)                                                                               \
+    {                                                                                        \
+        P##_sum, P##_prod, P##_max, P##_min, P##_land, P##_lor, P##_lxor, P##_band, P##_bor, \
+            P##_bxor                                                                         \
+    }
 static const hmpi_op_kernel_t int_table[2][4][NOPS] = {
     {ROW(s8), ROW(s16), ROW(s32), ROW(s64)},
     {ROW(u8), ROW(u16), ROW(u32), ROW(u64)},
@@ -167,16 +172,26 @@ static const hmpi_op_kernel_t int_table[2][4][NOPS] = {
 
 static int op_index(MPI_Op op)
 {
-    if (op == MPI_SUM) return O_SUM;
-    if (op == MPI_MAX) return O_MAX;
-    if (op == MPI_MIN) return O_MIN;
-    if (op == MPI_PROD) return O_PROD;
-    if (op == MPI_BAND) return O_BAND;
-    if (op == MPI_BOR) return O_BOR;
-    if (op == MPI_BXOR) return O_BXOR;
-    if (op == MPI_LAND) return O_LAND;
-    if (op == MPI_LOR) return O_LOR;
-    if (op == MPI_LXOR) return O_LXOR;
+    if (op == MPI_SUM)
+        return O_SUM;
+    if (op == MPI_MAX)
+        return O_MAX;
+    if (op == MPI_MIN)
+        return O_MIN;
+    if (op == MPI_PROD)
+        return O_PROD;
+    if (op == MPI_BAND)
+        return O_BAND;
+    if (op == MPI_BOR)
+        return O_BOR;
+    if (op == MPI_BXOR)
+        return O_BXOR;
+    if (op == MPI_LAND)
+        return O_LAND;
+    if (op == MPI_LOR)
+        return O_LOR;
+    if (op == MPI_LXOR)
+        return O_LXOR;
     return -1;
 }
 
@@ -192,10 +207,7 @@ static void char_init(void)
             char_ops |= 1u << o;
 }
 
-int hmpi_op_builtin(MPI_Op op)
-{
-    return op_index(op) >= 0;
-}
+int hmpi_op_builtin(MPI_Op op) { return op_index(op) >= 0; }
 
 static int log2_size(int size)
 {
@@ -222,8 +234,7 @@ hmpi_op_kernel_t hmpi_op_kernel_size(MPI_Op op, MPI_Datatype type, int *size_p)
         return l < 0 ? NULL : int_table[b->kind == K_UINT][l][o];
     }
     case K_CHAR: return char_ops & 1u << o ? int_table[CHAR_MIN == 0][0][o] : NULL;
-    case K_BYTE: /* bitwise ops only */
-        return o >= O_BAND ? int_table[1][0][o] : NULL;
+    case K_BYTE: /* bitwise ops only */ return o >= O_BAND ? int_table[1][0][o] : NULL;
     case K_FLOAT:
         if (o > O_MIN)
             return NULL;
@@ -236,7 +247,6 @@ hmpi_op_kernel_t hmpi_op_kernel_size(MPI_Op op, MPI_Datatype type, int *size_p)
         if (b->size != sizeof(bool) || o < O_LAND || o > O_LXOR)
             return NULL;
         return (hmpi_op_kernel_t[]){b_land, b_lor, b_lxor}[o - O_LAND];
-    default:
-        return NULL;
+    default: return NULL;
     }
 }

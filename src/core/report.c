@@ -84,8 +84,7 @@ static void make_rows(void)
     add_row(rma, "rma remote", HMPI_STAT_rma_puts_remote, HMPI_STAT_rma_gets_remote,
             HMPI_STAT_rma_accs_remote, HMPI_STAT_rma_bytes_remote);
     add_row(opi, "opi local", HMPI_STAT_opi_gives_local, NONE, NONE, HMPI_STAT_opi_bytes_local);
-    add_row(opi, "opi remote", HMPI_STAT_opi_gives_remote, NONE, NONE,
-            HMPI_STAT_opi_bytes_remote);
+    add_row(opi, "opi remote", HMPI_STAT_opi_gives_remote, NONE, NONE, HMPI_STAT_opi_bytes_remote);
 }
 
 static const char *const wait_names[HMPI_WAIT_FAMILIES] = {"recv", "send", "coll", "rma", "opi"};
@@ -211,8 +210,8 @@ static void table(text_t *t, const uint64_t *all, int nranks, int nnodes, const 
     if (!v)
         return;
     char a[40], b[MILLIS_LEN], c[MILLIS_LEN], d[MILLIS_LEN], e[MILLIS_LEN];
-    put(t, "stats for the job at MPI_Finalize: %d ranks, %d node%s, HMPI %s\n", nranks,
-        nnodes, nnodes == 1 ? "" : "s", state);
+    put(t, "stats for the job at MPI_Finalize: %d ranks, %d node%s, HMPI %s\n", nranks, nnodes,
+        nnodes == 1 ? "" : "s", state);
     uint64_t total_bytes = 0;
     for (int i = 0; i < nrows; i++)
         for (int r = 0; rows[i].bytes != NONE && r < nranks; r++)
@@ -244,9 +243,8 @@ static void table(text_t *t, const uint64_t *all, int nranks, int nnodes, const 
                 grouped(sp[0], c), grouped(sp[1], d), grouped(sp[2], e));
             continue;
         }
-        unsigned __int128 pm = total_bytes ? ((unsigned __int128)bytes * 1000 + total_bytes / 2) /
-                                                 total_bytes
-                                           : 0;
+        unsigned __int128 pm =
+            total_bytes ? ((unsigned __int128)bytes * 1000 + total_bytes / 2) / total_bytes : 0;
         char share[16];
         snprintf(share, sizeof share, "%u.%u%%", (unsigned)(pm / 10), (unsigned)(pm % 10));
         put(t, "  %-22s %14s %18s %7s   %s / %s / %s B\n", row->name, grouped(n, a),
@@ -329,8 +327,9 @@ static void json(text_t *t, const uint64_t *all, const int64_t *meta, int nranks
     char *nl = strchr(version, '\n');
     if (nl)
         *nl = '\0';
-    put(t, "{\n  \"format\": \"hmpi-stats 1\",\n  \"state\": \"%s\",\n  \"ranks\": %d,\n"
-           "  \"nodes\": %d,\n  \"mpi_below\": ",
+    put(t,
+        "{\n  \"format\": \"hmpi-stats 1\",\n  \"state\": \"%s\",\n  \"ranks\": %d,\n"
+        "  \"nodes\": %d,\n  \"mpi_below\": ",
         state, nranks, nnodes);
     json_string(t, version);
     put(t, ",\n  \"counters\": [\n");
@@ -365,8 +364,9 @@ static void json(text_t *t, const uint64_t *all, const int64_t *meta, int nranks
     put(t, "  ],\n  \"per_rank\": [\n");
     for (int r = 0; r < nranks; r++) {
         const int64_t *m = meta + (size_t)r * META_COUNT;
-        put(t, "    {\"rank\": %d, \"node\": %" PRId64 ", \"local_rank\": %" PRId64
-               ", \"active\": %s, \"counters\": {",
+        put(t,
+            "    {\"rank\": %d, \"node\": %" PRId64 ", \"local_rank\": %" PRId64
+            ", \"active\": %s, \"counters\": {",
             r, m[META_NODE], m[META_LOCAL], m[META_ACTIVE] ? "true" : "false");
         for (int s = 0; s < HMPI_STAT_COUNT; s++)
             put(t, "%s\"%s\": %" PRIu64, s ? ", " : "", hmpi_stat_name((hmpi_stat_t)s),
@@ -439,8 +439,9 @@ void hmpi_report_finalize(void)
     make_rows();
     const char *state = state_now();
     if (hmpi_knobs.DISABLE)
-        put(&t, "stats for the job at MPI_Finalize: %d ranks, HMPI disabled "
-                "(HMPI_DISABLE=1): pass-through, every call went to the MPI below\n",
+        put(&t,
+            "stats for the job at MPI_Finalize: %d ranks, HMPI disabled "
+            "(HMPI_DISABLE=1): pass-through, every call went to the MPI below\n",
             nranks);
     else
         table(&t, all, nranks, nnodes, state);

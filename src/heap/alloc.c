@@ -34,8 +34,8 @@ hmpi_region_t hmpi_region = {.my_slice = -1, .fd = -1};
 
 enum { MAX_ARENAS = 64 };
 
-static atomic_int heap_on;           /* 1 while allocations go to the shared arena */
-static atomic_int heap_ever_on;      /* 1 once attached in this process */
+static atomic_int heap_on;                    /* 1 while allocations go to the shared arena */
+static atomic_int heap_ever_on;               /* 1 once attached in this process */
 static mi_arena_id_t heap_arenas[MAX_ARENAS]; /* written before heap_on is released */
 static int heap_narenas;
 /* This thread's heap, in arena tl_arena; the heaps it has in every arena once it moved. */
@@ -76,22 +76,21 @@ static mi_heap_t *next_heap(void)
 }
 
 /* op(h, ...) in this thread's arena, then in each other arena until one serves it. */
-#define IN_ARENAS(h, call)                                                                 \
-    ({                                                                                     \
-        void *p_ = (call);                                                                 \
-        for (int k_ = 1; p_ == NULL && k_ < heap_narenas && ((h) = next_heap()) != NULL;   \
-             k_++)                                                                         \
-            p_ = (call);                                                                   \
-        p_;                                                                                \
+#define IN_ARENAS(h, call)                                                                     \
+    ({                                                                                         \
+        void *p_ = (call);                                                                     \
+        for (int k_ = 1; p_ == NULL && k_ < heap_narenas && ((h) = next_heap()) != NULL; k_++) \
+            p_ = (call);                                                                       \
+        p_;                                                                                    \
     })
 
 /* call in the arenas; a large block they refuse, from the big area. */
-#define ARENA_OR_BIG(h, n, align, call)                                                    \
-    ({                                                                                     \
-        void *q_ = IN_ARENAS(h, call);                                                     \
-        if (__builtin_expect(q_ == NULL && (n) >= ARENA_RESCUE_MIN, 0))                    \
-            q_ = hmpi_extents_alloc(&hmpi_heap_big, (n), big_align((n), (align)));         \
-        q_;                                                                                \
+#define ARENA_OR_BIG(h, n, align, call)                                            \
+    ({                                                                             \
+        void *q_ = IN_ARENAS(h, call);                                             \
+        if (__builtin_expect(q_ == NULL && (n) >= ARENA_RESCUE_MIN, 0))            \
+            q_ = hmpi_extents_alloc(&hmpi_heap_big, (n), big_align((n), (align))); \
+        q_;                                                                        \
     })
 
 static inline void *served(void *p, size_t n)
@@ -139,13 +138,13 @@ static inline void *tsan_got(void *p) { return p; }
 #define MI3_NATURAL_MAX ((size_t)1 << 10)
 #define PRIVATE_RANGE ((size_t)64 << 30)
 
-hmpi_extents_t hmpi_heap_big;         /* the upper half of this rank's slice */
-static hmpi_extents_t big_private;    /* private memory; used only under mimalloc 3.0.0/1 */
+hmpi_extents_t hmpi_heap_big;      /* the upper half of this rank's slice */
+static hmpi_extents_t big_private; /* private memory; used only under mimalloc 3.0.0/1 */
 /* Blocks of these sizes and more come from the big area when the shared heap is on, and
  * from big_private when it is off (SIZE_MAX: never). Set before main, never changed after. */
 static _Atomic size_t big_min = HMPI_HEAP_BIG_MIN; /* lowered by hmpi_heap_big_from */
 static size_t private_big_min = SIZE_MAX;
-static bool mi_aligned_broken;        /* (b) above */
+static bool mi_aligned_broken; /* (b) above */
 
 void hmpi_heap_big_from(size_t n)
 {
@@ -293,7 +292,8 @@ void *hmpi_heap_realloc(void *old, size_t n)
     n = glibc_size(n);
     mi_heap_t *h = shared_heap();
     tsan_freeing();
-    if (__builtin_expect(n >= (h ? shared_big_min() : private_big_min) || big_owner(old) != NULL, 0))
+    if (__builtin_expect(n >= (h ? shared_big_min() : private_big_min) || big_owner(old) != NULL,
+                         0))
         return tsan_got(realloc_big(h, old, n));
     if (h == NULL)
         return tsan_got(mi_realloc(old, n));
@@ -334,7 +334,8 @@ void *hmpi_heap_aligned(size_t align, size_t n)
     if (__builtin_expect(mi_aligned_broken && align > 16, 0))
         p = aligned_around_mimalloc(h, align, n);
     else if (__builtin_expect(span >= (h ? shared_big_min() : private_big_min) ||
-                                  (h != NULL && align > ARENA_ALIGN_MAX), 0))
+                                  (h != NULL && align > ARENA_ALIGN_MAX),
+                              0))
         p = big_alloc(h, n, align);
     else if (h != NULL)
         p = ARENA_OR_BIG(h, n, align, mi_heap_malloc_aligned_at(h, n, align, 0));
@@ -349,7 +350,7 @@ void *hmpi_heap_shared_alloc(size_t n)
     void *p = NULL;
     if (h != NULL)
         p = n + 64 >= shared_big_min() ? big_alloc(h, n, 64)
-                              : ARENA_OR_BIG(h, n, 64, mi_heap_malloc_aligned(h, n, 64));
+                                       : ARENA_OR_BIG(h, n, 64, mi_heap_malloc_aligned(h, n, 64));
     return tsan_got(p && hmpi_heap_is_shared_range(p, n) ? p : (heap_free(p), NULL));
 }
 
@@ -372,9 +373,9 @@ static void child_after_fork(void)
     if (!atomic_load(&heap_ever_on))
         return;
     atomic_store(&heap_on, 0);
-    void *p = mmap((void *)hmpi_region.base, hmpi_region.ctrl_size + hmpi_region.slices_len,
-                   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE,
-                   hmpi_region.fd, 0);
+    void *p =
+        mmap((void *)hmpi_region.base, hmpi_region.ctrl_size + hmpi_region.slices_len,
+             PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, hmpi_region.fd, 0);
     if (p == MAP_FAILED)
         _exit(127); /* cannot isolate the child from the parent's heap */
 }
@@ -426,8 +427,7 @@ int hmpi_heap_attach(uintptr_t base, size_t ctrl_size, unsigned slice_shift, int
     int narenas = add_arenas(start, arena_len);
     if (narenas == 0) {
         hmpi_log_error("mimalloc %d.%d refused the shared slice at %p (%zu bytes)",
-                       MI_MALLOC_VERSION / 100, MI_MALLOC_VERSION % 100, (void *)start,
-                       arena_len);
+                       MI_MALLOC_VERSION / 100, MI_MALLOC_VERSION % 100, (void *)start, arena_len);
         return -1;
     }
     if (hmpi_extents_init(&hmpi_heap_big, start + arena_len, slice - arena_len, 1) != 0) {
@@ -451,15 +451,9 @@ int hmpi_heap_attach(uintptr_t base, size_t ctrl_size, unsigned slice_shift, int
     return 0;
 }
 
-void hmpi_heap_go_private(void)
-{
-    atomic_store_explicit(&heap_on, 0, memory_order_relaxed);
-}
+void hmpi_heap_go_private(void) { atomic_store_explicit(&heap_on, 0, memory_order_relaxed); }
 
-int hmpi_heap_active(void)
-{
-    return atomic_load_explicit(&heap_on, memory_order_relaxed);
-}
+int hmpi_heap_active(void) { return atomic_load_explicit(&heap_on, memory_order_relaxed); }
 
 #ifndef HMPI_NO_MALLOC_INTERPOSE
 /* ---- the malloc family, as the C library and C++ runtime name it ---------------- */
@@ -558,12 +552,46 @@ HMPI_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const 
 }
 HMPI_EXPORT void _ZdlPv(void *p) { hmpi_heap_free(p); }
 HMPI_EXPORT void _ZdaPv(void *p) { hmpi_heap_free(p); }
-HMPI_EXPORT void _ZdlPvm(void *p, size_t n) { (void)n; hmpi_heap_free(p); }
-HMPI_EXPORT void _ZdaPvm(void *p, size_t n) { (void)n; hmpi_heap_free(p); }
-HMPI_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al) { (void)al; hmpi_heap_free(p); }
-HMPI_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al) { (void)al; hmpi_heap_free(p); }
-HMPI_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al) { (void)n; (void)al; hmpi_heap_free(p); }
-HMPI_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al) { (void)n; (void)al; hmpi_heap_free(p); }
-HMPI_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const hmpi_nothrow_t *t) { (void)t; hmpi_heap_free(p); }
-HMPI_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const hmpi_nothrow_t *t) { (void)t; hmpi_heap_free(p); }
+HMPI_EXPORT void _ZdlPvm(void *p, size_t n)
+{
+    (void)n;
+    hmpi_heap_free(p);
+}
+HMPI_EXPORT void _ZdaPvm(void *p, size_t n)
+{
+    (void)n;
+    hmpi_heap_free(p);
+}
+HMPI_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al)
+{
+    (void)al;
+    hmpi_heap_free(p);
+}
+HMPI_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al)
+{
+    (void)al;
+    hmpi_heap_free(p);
+}
+HMPI_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al)
+{
+    (void)n;
+    (void)al;
+    hmpi_heap_free(p);
+}
+HMPI_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al)
+{
+    (void)n;
+    (void)al;
+    hmpi_heap_free(p);
+}
+HMPI_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const hmpi_nothrow_t *t)
+{
+    (void)t;
+    hmpi_heap_free(p);
+}
+HMPI_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const hmpi_nothrow_t *t)
+{
+    (void)t;
+    hmpi_heap_free(p);
+}
 #endif

@@ -26,8 +26,8 @@ static bool list_reserve(hmpi_extent_list_t *l, size_t want)
     size_t cap = l->cap ? l->cap * 2 : 256;
     while (cap < want)
         cap *= 2;
-    hmpi_extent_t *v = mmap(NULL, cap * sizeof *v, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    hmpi_extent_t *v =
+        mmap(NULL, cap * sizeof *v, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (v == MAP_FAILED)
         return false;
     if (l->n)

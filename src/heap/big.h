@@ -37,11 +37,11 @@ typedef struct {
 typedef struct {
     _Atomic uintptr_t lo;
     _Atomic size_t len;
-    int shared;               /* a shared file mapping (pages punched out of the file), else
+    int shared; /* a shared file mapping (pages punched out of the file), else
                                  private anonymous memory (pages dropped) */
     pthread_mutex_t lock;
-    hmpi_extent_list_t free;  /* adjacent free extents are merged */
-    hmpi_extent_list_t used;  /* start is the block's address */
+    hmpi_extent_list_t free; /* adjacent free extents are merged */
+    hmpi_extent_list_t used; /* start is the block's address */
 } hmpi_extents_t;
 
 /* True when p lies in the range of x: one subtraction and a compare. */

@@ -11,14 +11,14 @@
 /* Geometry of the mapped region. All zero when there is none; written once before
  * the heap is switched on and never again (read without locks afterwards). */
 typedef struct {
-    uintptr_t base;        /* start of the region, same in every local rank */
-    size_t ctrl_size;      /* control area at base: queues, flags (see shm/) */
-    uintptr_t slices;      /* base + ctrl_size: slice 0 */
-    size_t slices_len;     /* nslices << slice_shift */
-    unsigned slice_shift;  /* log2 of one slice */
-    int nslices;           /* local ranks */
-    int my_slice;          /* this rank's slice, -1 without region */
-    int fd;                /* kept open so a fork()ed child can remap it privately */
+    uintptr_t base;       /* start of the region, same in every local rank */
+    size_t ctrl_size;     /* control area at base: queues, flags (see shm/) */
+    uintptr_t slices;     /* base + ctrl_size: slice 0 */
+    size_t slices_len;    /* nslices << slice_shift */
+    unsigned slice_shift; /* log2 of one slice */
+    int nslices;          /* local ranks */
+    int my_slice;         /* this rank's slice, -1 without region */
+    int fd;               /* kept open so a fork()ed child can remap it privately */
 } hmpi_region_t;
 
 extern hmpi_region_t hmpi_region;

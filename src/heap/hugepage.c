@@ -50,10 +50,7 @@ hmpi_hugepage_method_t hmpi_hugepage_method(void)
     return (hmpi_hugepage_method_t)atomic_load_explicit(&method, memory_order_relaxed);
 }
 
-void hmpi_hugepage_set(hmpi_hugepage_method_t m)
-{
-    atomic_store(&method, (int)m);
-}
+void hmpi_hugepage_set(hmpi_hugepage_method_t m) { atomic_store(&method, (int)m); }
 
 const char *hmpi_hugepage_name(hmpi_hugepage_method_t m)
 {
@@ -206,25 +203,30 @@ hmpi_hugepage_method_t hmpi_hugepage_detect(const char *dir, char *why, size_t w
         return HMPI_HUGEPAGE_FS;
     }
     if (strcmp(huge, "advise") == 0) {
-        snprintf(why, whylen, "%s is a tmpfs mounted huge=advise: MADV_HUGEPAGE on the heap",
-                 dir);
+        snprintf(why, whylen, "%s is a tmpfs mounted huge=advise: MADV_HUGEPAGE on the heap", dir);
         return HMPI_HUGEPAGE_ADVISE;
     }
     double ms = 0;
     int err = probe_collapse(dir, &ms);
     if (err == 0) {
-        snprintf(why, whylen, "%s is a tmpfs mounted huge=%s: MADV_COLLAPSE of large blocks; "
-                 "a 2 MiB probe took %.2f ms", dir, huge, ms);
+        snprintf(why, whylen,
+                 "%s is a tmpfs mounted huge=%s: MADV_COLLAPSE of large blocks; "
+                 "a 2 MiB probe took %.2f ms",
+                 dir, huge, ms);
         return HMPI_HUGEPAGE_COLLAPSE;
     }
     if (err == ENOMEM || err == EAGAIN || err == EBUSY) {
         /* The kernel can; it had no free huge page or tmpfs room just now. */
-        snprintf(why, whylen, "%s is a tmpfs mounted huge=%s: MADV_COLLAPSE of large blocks; "
-                 "the probe found no huge page free: %s", dir, huge, strerror(err));
+        snprintf(why, whylen,
+                 "%s is a tmpfs mounted huge=%s: MADV_COLLAPSE of large blocks; "
+                 "the probe found no huge page free: %s",
+                 dir, huge, strerror(err));
         return HMPI_HUGEPAGE_COLLAPSE;
     }
-    snprintf(why, whylen, "%s is a tmpfs mounted huge=%s and MADV_COLLAPSE is refused (%s; it "
-             "needs Linux 6.1)", dir, huge, strerror(err));
+    snprintf(why, whylen,
+             "%s is a tmpfs mounted huge=%s and MADV_COLLAPSE is refused (%s; it "
+             "needs Linux 6.1)",
+             dir, huge, strerror(err));
     return HMPI_HUGEPAGE_OFF;
 }
 
@@ -245,7 +247,8 @@ int hmpi_hugepage_setup(const char *word, const char *dir, char *why, size_t why
             forced = words[i].forced;
     if (forced == -2) {
         hmpi_log_error("HMPI_HUGEPAGES='%s' is not valid: expected one of auto, off, advise, "
-                       "collapse", word);
+                       "collapse",
+                       word);
         return -1;
     }
     if (forced == HMPI_HUGEPAGE_OFF) {

@@ -93,8 +93,7 @@ int hmpi_region_open(const char *path, int *fd_p)
     struct stat st;
     if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0 ||
         !S_ISREG(st.st_mode)) {
-        hmpi_log_error("refusing the shared region '%s': not a private file of this user",
-                       path);
+        hmpi_log_error("refusing the shared region '%s': not a private file of this user", path);
         close(fd);
         return -1;
     }
@@ -201,10 +200,11 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
         put_str(m, &n, sizeof m, fault_dir);
         put_str(m, &n, sizeof m, ") is full: no memory for the page at 0x");
         put_num(m, &n, sizeof m, a, 16);
-        put_str(m, &n, sizeof m, " of the shared heap (SIGBUS). Stopping the job: give that "
-                                 "file system more room (docker --shm-size, a larger tmpfs "
-                                 "as HMPI_SHM_DIR) or allocate less after MPI_Init "
-                                 "(docs/limitations.md)\n");
+        put_str(m, &n, sizeof m,
+                " of the shared heap (SIGBUS). Stopping the job: give that "
+                "file system more room (docker --shm-size, a larger tmpfs "
+                "as HMPI_SHM_DIR) or allocate less after MPI_Init "
+                "(docs/limitations.md)\n");
         ssize_t w = write(STDERR_FILENO, m, n);
         (void)w;
         /* The launcher forwards our stderr: give it a moment to pass the line on before

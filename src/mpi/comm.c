@@ -45,11 +45,11 @@ HMPI_PMPI(Comm_dup_with_info)
  * MPI's idup issues its later rounds from its progress). The request (HMPI_REQ_POLL)
  * completes when both have, and only then does the new communicator get its state. */
 typedef struct {
-    MPI_Comm newcomm;    /* the MPI below's handle, handed to the program at once */
-    MPI_Request dup;     /* the MPI below's nonblocking duplication */
-    MPI_Request bcast;   /* ctx from rank 0, once dup is complete */
-    int started;         /* bcast was started */
-    uint32_t ctx;        /* 0: not accelerated */
+    MPI_Comm newcomm;  /* the MPI below's handle, handed to the program at once */
+    MPI_Request dup;   /* the MPI below's nonblocking duplication */
+    MPI_Request bcast; /* ctx from rank 0, once dup is complete */
+    int started;       /* bcast was started */
+    uint32_t ctx;      /* 0: not accelerated */
 } idup_t;
 
 /* Poll function of an idup's request (engine lock held): 1 once complete. */
@@ -74,8 +74,7 @@ static int idup_poll(void *arg, MPI_Status *status)
     return 1;
 }
 
-typedef int (*idup_below_fn)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
-                             MPI_Request *request);
+typedef int (*idup_below_fn)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
 
 /* MPI_Comm_idup and MPI_Comm_idup_with_info on an accelerated communicator c: the
  * MPI below starts the duplication, rank 0 of comm picks a context for idup_poll to
@@ -84,8 +83,8 @@ static int idup_start(hmpi_comm_t *c, MPI_Comm comm, MPI_Info info, idup_below_f
                       MPI_Comm *newcomm, MPI_Request *request, const char *fn)
 {
     if (!newcomm || !request)
-        return hmpi_raise_in(comm, hmpi_err_what(MPI_ERR_ARG, "%s is NULL",
-                                                 !newcomm ? "newcomm" : "request"), fn);
+        return hmpi_raise_in(
+            comm, hmpi_err_what(MPI_ERR_ARG, "%s is NULL", !newcomm ? "newcomm" : "request"), fn);
     idup_t *d = malloc(sizeof *d);
     if (!d)
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
@@ -128,8 +127,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 HMPI_PMPI(Comm_idup)
 
 #if HMPI_MPI4_CALLS
-int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
-                            MPI_Request *request)
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
     HMPI_ENTER("MPI_Comm_idup_with_info");
     hmpi_comm_t *c = hmpi_node.active && !hmpi_comm_starting ? hmpi_comm_get(comm) : NULL;
@@ -236,8 +234,8 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
 }
 HMPI_PMPI(Intercomm_merge)
 
-int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
-                    int reorder, MPI_Comm *newcomm)
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+                    MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Cart_create");
     hmpi_comm_arrive(comm);
@@ -253,8 +251,8 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 }
 HMPI_PMPI(Cart_sub)
 
-int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
-                     int reorder, MPI_Comm *newcomm)
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
+                     MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Graph_create");
     hmpi_comm_arrive(comm);
@@ -268,22 +266,22 @@ int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int d
 {
     HMPI_ENTER("MPI_Dist_graph_create");
     hmpi_comm_arrive(comm);
-    return registered(PMPI_Dist_graph_create(comm, n, sources, degrees, dest, weights, info,
-                                             reorder, newcomm),
-                      newcomm);
+    return registered(
+        PMPI_Dist_graph_create(comm, n, sources, degrees, dest, weights, info, reorder, newcomm),
+        newcomm);
 }
 HMPI_PMPI(Dist_graph_create)
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
                                    const int sourceweights[], int outdegree,
-                                   const int destinations[], const int destweights[],
-                                   MPI_Info info, int reorder, MPI_Comm *newcomm)
+                                   const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Dist_graph_create_adjacent");
     hmpi_comm_arrive(comm);
     return registered(PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights,
-                                                      outdegree, destinations, destweights,
-                                                      info, reorder, newcomm),
+                                                      outdegree, destinations, destweights, info,
+                                                      reorder, newcomm),
                       newcomm);
 }
 HMPI_PMPI(Dist_graph_create_adjacent)

@@ -159,12 +159,12 @@ HMPI_PMPI(Message_f2c)
 /* Every entry point under the four names of mpif.h/`use mpi` (gfortran and other
  * compilers' manglings) and the f08 name of Open MPI's mpi_f08 module, whose arguments
  * are the same (TYPE(MPI_Comm) etc. hold one INTEGER; ierror may be absent). */
-#define FALIAS(name, core)                                                                 \
+#define FALIAS(name, core) \
     extern __typeof__(core) name __attribute__((alias(#core), visibility("default")));
 #ifdef OPEN_MPI
-#define FNAMES(lc, UC, core)                                                               \
-    FALIAS(lc, core) FALIAS(lc##_, core) FALIAS(lc##__, core) FALIAS(UC, core)              \
-    FALIAS(lc##_f08_, core)
+#define FNAMES(lc, UC, core) \
+    FALIAS(lc, core)         \
+    FALIAS(lc##_, core) FALIAS(lc##__, core) FALIAS(UC, core) FALIAS(lc##_f08_, core)
 /* Also the profiling names (pmpi_send_, ...) that a Fortran tool calls: Open MPI's would
  * call HMPI's PMPI_* but convert HMPI's requests as its own. */
 #define FBIND(lc, UC) FNAMES(lc, UC, fw_##lc) FNAMES(p##lc, P##UC, fw_##lc)
@@ -201,12 +201,12 @@ FBIND_F08(mpi_finalize, MPI_FINALIZE)
 
 /* ---- point-to-point ------------------------------------------------------------------ */
 
-#define SEND_LIKE(lc, UC, cfn)                                                                 \
-    FW fw_##lc(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest,            \
-                        MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)                          \
-    {                                                                                           \
-        set_ierr(ierr, cfn(buf_f2c(buf), *count, TYPE(type), *dest, *tag, COMM(comm)));        \
-    }                                                                                           \
+#define SEND_LIKE(lc, UC, cfn)                                                            \
+    FW fw_##lc(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag, \
+               MPI_Fint *comm, MPI_Fint *ierr)                                            \
+    {                                                                                     \
+        set_ierr(ierr, cfn(buf_f2c(buf), *count, TYPE(type), *dest, *tag, COMM(comm)));   \
+    }                                                                                     \
     FBIND(lc, UC)
 SEND_LIKE(mpi_send, MPI_SEND, MPI_Send)
 SEND_LIKE(mpi_ssend, MPI_SSEND, MPI_Ssend)
@@ -214,16 +214,16 @@ SEND_LIKE(mpi_rsend, MPI_RSEND, MPI_Rsend)
 SEND_LIKE(mpi_bsend, MPI_BSEND, MPI_Bsend)
 
 /* Nonblocking sends and the persistent inits share one signature. */
-#define ISEND_LIKE(lc, UC, cfn)                                                                \
-    FW fw_##lc(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *peer,            \
-                        MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)           \
-    {                                                                                           \
-        MPI_Request r = MPI_REQUEST_NULL;                                                       \
-        int err = cfn(buf_f2c(buf), *count, TYPE(type), *peer, *tag, COMM(comm), &r);          \
-        if (err == MPI_SUCCESS)                                                                 \
-            *req = req_c2f(r);                                                                  \
-        set_ierr(ierr, err);                                                                    \
-    }                                                                                           \
+#define ISEND_LIKE(lc, UC, cfn)                                                           \
+    FW fw_##lc(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *peer, MPI_Fint *tag, \
+               MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)                             \
+    {                                                                                     \
+        MPI_Request r = MPI_REQUEST_NULL;                                                 \
+        int err = cfn(buf_f2c(buf), *count, TYPE(type), *peer, *tag, COMM(comm), &r);     \
+        if (err == MPI_SUCCESS)                                                           \
+            *req = req_c2f(r);                                                            \
+        set_ierr(ierr, err);                                                              \
+    }                                                                                     \
     FBIND(lc, UC)
 ISEND_LIKE(mpi_isend, MPI_ISEND, MPI_Isend)
 ISEND_LIKE(mpi_issend, MPI_ISSEND, MPI_Issend)
@@ -236,8 +236,8 @@ ISEND_LIKE(mpi_rsend_init, MPI_RSEND_INIT, MPI_Rsend_init)
 ISEND_LIKE(mpi_bsend_init, MPI_BSEND_INIT, MPI_Bsend_init)
 ISEND_LIKE(mpi_recv_init, MPI_RECV_INIT, MPI_Recv_init)
 
-FW fw_mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source,
-                        MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+FW fw_mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
+               MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
     MPI_Status cs;
     int err = MPI_Recv(buf_f2c(buf), *count, TYPE(type), *source, *tag, COMM(comm),
@@ -247,34 +247,32 @@ FW fw_mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source,
 }
 FBIND(mpi_recv, MPI_RECV)
 
-FW fw_mpi_sendrecv(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, MPI_Fint *dest,
-                            MPI_Fint *stag, void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype,
-                            MPI_Fint *source, MPI_Fint *rtag, MPI_Fint *comm,
-                            MPI_Fint *status, MPI_Fint *ierr)
+FW fw_mpi_sendrecv(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, MPI_Fint *dest, MPI_Fint *stag,
+                   void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *source, MPI_Fint *rtag,
+                   MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
     MPI_Status cs;
-    int err = MPI_Sendrecv(buf_f2c(sbuf), *scount, TYPE(stype), *dest, *stag, buf_f2c(rbuf),
-                           *rcount, TYPE(rtype), *source, *rtag, COMM(comm),
-                           status_in(status, &cs));
+    int err =
+        MPI_Sendrecv(buf_f2c(sbuf), *scount, TYPE(stype), *dest, *stag, buf_f2c(rbuf), *rcount,
+                     TYPE(rtype), *source, *rtag, COMM(comm), status_in(status, &cs));
     status_out(status, &cs);
     set_ierr(ierr, err);
 }
 FBIND(mpi_sendrecv, MPI_SENDRECV)
 
 FW fw_mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest,
-                                    MPI_Fint *stag, MPI_Fint *source, MPI_Fint *rtag,
-                                    MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+                           MPI_Fint *stag, MPI_Fint *source, MPI_Fint *rtag, MPI_Fint *comm,
+                           MPI_Fint *status, MPI_Fint *ierr)
 {
     MPI_Status cs;
-    int err = MPI_Sendrecv_replace(buf_f2c(buf), *count, TYPE(type), *dest, *stag, *source,
-                                   *rtag, COMM(comm), status_in(status, &cs));
+    int err = MPI_Sendrecv_replace(buf_f2c(buf), *count, TYPE(type), *dest, *stag, *source, *rtag,
+                                   COMM(comm), status_in(status, &cs));
     status_out(status, &cs);
     set_ierr(ierr, err);
 }
 FBIND(mpi_sendrecv_replace, MPI_SENDRECV_REPLACE)
 
-FW fw_mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status,
-                         MPI_Fint *ierr)
+FW fw_mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
     MPI_Status cs;
     int err = MPI_Probe(*source, *tag, COMM(comm), status_in(status, &cs));
@@ -284,8 +282,8 @@ FW fw_mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *statu
 FBIND_F08(mpi_probe, MPI_PROBE)
 
 /* Fortran LOGICAL out: gfortran's .TRUE. is 1, as Open MPI's mpif.h assumes. */
-FW fw_mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag,
-                          MPI_Fint *status, MPI_Fint *ierr)
+FW fw_mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status,
+                 MPI_Fint *ierr)
 {
     MPI_Status cs;
     int f = 0;
@@ -298,7 +296,7 @@ FW fw_mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag
 FBIND_F08(mpi_iprobe, MPI_IPROBE)
 
 FW fw_mpi_improbe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag,
-                           MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+                  MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
 {
     MPI_Status cs;
     MPI_Message m = MPI_MESSAGE_NULL;
@@ -314,7 +312,7 @@ FW fw_mpi_improbe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *fla
 FBIND_F08(mpi_improbe, MPI_IMPROBE)
 
 FW fw_mpi_mprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message,
-                          MPI_Fint *status, MPI_Fint *ierr)
+                 MPI_Fint *status, MPI_Fint *ierr)
 {
     MPI_Status cs;
     MPI_Message m = MPI_MESSAGE_NULL;
@@ -327,8 +325,8 @@ FW fw_mpi_mprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mess
 }
 FBIND_F08(mpi_mprobe, MPI_MPROBE)
 
-FW fw_mpi_mrecv(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message,
-                         MPI_Fint *status, MPI_Fint *ierr)
+FW fw_mpi_mrecv(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *status,
+                MPI_Fint *ierr)
 {
     MPI_Status cs;
     MPI_Message m = msg_f2c(*message);
@@ -339,8 +337,8 @@ FW fw_mpi_mrecv(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message,
 }
 FBIND(mpi_mrecv, MPI_MRECV)
 
-FW fw_mpi_imrecv(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message,
-                          MPI_Fint *req, MPI_Fint *ierr)
+FW fw_mpi_imrecv(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *req,
+                 MPI_Fint *ierr)
 {
     MPI_Message m = msg_f2c(*message);
     MPI_Request r = MPI_REQUEST_NULL;
@@ -379,8 +377,7 @@ FW fw_mpi_test(MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 }
 FBIND_F08(mpi_test, MPI_TEST)
 
-FW fw_mpi_request_get_status(MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status,
-                                      MPI_Fint *ierr)
+FW fw_mpi_request_get_status(MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
     MPI_Status cs;
     int f = 0;
@@ -481,7 +478,7 @@ FW fw_mpi_waitall(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *statuses, MPI_Fint 
 FBIND_F08(mpi_waitall, MPI_WAITALL)
 
 FW fw_mpi_testall(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *flag, MPI_Fint *statuses,
-                           MPI_Fint *ierr)
+                  MPI_Fint *ierr)
 {
     scratch_t x;
     int n = *count, f = 0, err = scratch_get(&x, n, reqs, statuses);
@@ -496,7 +493,7 @@ FBIND_F08(mpi_testall, MPI_TESTALL)
 
 /* Fortran indices count from 1; MPI_UNDEFINED stays as it is. */
 FW fw_mpi_waitany(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *status,
-                           MPI_Fint *ierr)
+                  MPI_Fint *ierr)
 {
     scratch_t x;
     MPI_Status cs;
@@ -512,7 +509,7 @@ FW fw_mpi_waitany(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *st
 FBIND_F08(mpi_waitany, MPI_WAITANY)
 
 FW fw_mpi_testany(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *flag,
-                           MPI_Fint *status, MPI_Fint *ierr)
+                  MPI_Fint *status, MPI_Fint *ierr)
 {
     scratch_t x;
     MPI_Status cs;
@@ -529,23 +526,23 @@ FW fw_mpi_testany(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *fl
 }
 FBIND_F08(mpi_testany, MPI_TESTANY)
 
-#define SOME_LIKE(lc, UC, cfn)                                                                 \
+#define SOME_LIKE(lc, UC, cfn)                                                         \
     FW fw_##lc(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *outcount, MPI_Fint *indices, \
-                        MPI_Fint *statuses, MPI_Fint *ierr)                                     \
-    {                                                                                           \
-        scratch_t x;                                                                            \
-        int n = *count, out = MPI_UNDEFINED;                                                    \
-        int err = scratch_get(&x, n, reqs, statuses);                                           \
-        if (err == MPI_SUCCESS) {                                                               \
-            err = cfn(n, x.r, &out, indices, x.s);                                              \
-            int m = out == MPI_UNDEFINED ? 0 : out;                                             \
+               MPI_Fint *statuses, MPI_Fint *ierr)                                     \
+    {                                                                                  \
+        scratch_t x;                                                                   \
+        int n = *count, out = MPI_UNDEFINED;                                           \
+        int err = scratch_get(&x, n, reqs, statuses);                                  \
+        if (err == MPI_SUCCESS) {                                                      \
+            err = cfn(n, x.r, &out, indices, x.s);                                     \
+            int m = out == MPI_UNDEFINED ? 0 : out;                                    \
             scratch_put(&x, n, reqs, statuses, m);                                     \
-            for (int k = 0; k < m; k++)                                                         \
-                indices[k] += 1;                                                                \
-            *outcount = out;                                                                    \
-        }                                                                                       \
-        set_ierr(ierr, err);                                                                    \
-    }                                                                                           \
+            for (int k = 0; k < m; k++)                                                \
+                indices[k] += 1;                                                       \
+            *outcount = out;                                                           \
+        }                                                                              \
+        set_ierr(ierr, err);                                                           \
+    }                                                                                  \
     FBIND_F08(lc, UC)
 SOME_LIKE(mpi_waitsome, MPI_WAITSOME, MPI_Waitsome)
 SOME_LIKE(mpi_testsome, MPI_TESTSOME, MPI_Testsome)
@@ -611,8 +608,7 @@ FW fw_mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
 }
 FBIND_F08(mpi_comm_dup, MPI_COMM_DUP)
 
-FW fw_mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm,
-                                      MPI_Fint *ierr)
+FW fw_mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Comm_dup_with_info(COMM(comm), PMPI_Info_f2c(*info), &c);
@@ -636,7 +632,7 @@ FW fw_mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *req, MPI_Fint *
 FBIND_F08(mpi_comm_idup, MPI_COMM_IDUP)
 
 FW fw_mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm,
-                              MPI_Fint *ierr)
+                     MPI_Fint *ierr)
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Comm_split(COMM(comm), *color, *key, &c);
@@ -646,8 +642,8 @@ FW fw_mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *n
 }
 FBIND_F08(mpi_comm_split, MPI_COMM_SPLIT)
 
-FW fw_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *stype, MPI_Fint *key,
-                                   MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
+FW fw_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *stype, MPI_Fint *key, MPI_Fint *info,
+                          MPI_Fint *newcomm, MPI_Fint *ierr)
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Comm_split_type(COMM(comm), *stype, *key, PMPI_Info_f2c(*info), &c);
@@ -657,8 +653,7 @@ FW fw_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *stype, MPI_Fint *key,
 }
 FBIND_F08(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE)
 
-FW fw_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm,
-                               MPI_Fint *ierr)
+FW fw_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr)
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Comm_create(COMM(comm), PMPI_Group_f2c(*group), &c);
@@ -668,8 +663,8 @@ FW fw_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm,
 }
 FBIND_F08(mpi_comm_create, MPI_COMM_CREATE)
 
-FW fw_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag,
-                                     MPI_Fint *newcomm, MPI_Fint *ierr)
+FW fw_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm,
+                            MPI_Fint *ierr)
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Comm_create_group(COMM(comm), PMPI_Group_f2c(*group), *tag, &c);
@@ -679,9 +674,8 @@ FW fw_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag,
 }
 FBIND_F08(mpi_comm_create_group, MPI_COMM_CREATE_GROUP)
 
-FW fw_mpi_cart_create(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims,
-                               MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *newcomm,
-                               MPI_Fint *ierr)
+FW fw_mpi_cart_create(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods,
+                      MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)
 {
     int n = *ndims, p[n > 0 ? n : 1];
     for (int i = 0; i < n; i++)
@@ -711,8 +705,7 @@ FW fw_mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain, MPI_Fint *newcomm, MPI_Fint
 }
 FBIND_F08(mpi_cart_sub, MPI_CART_SUB)
 
-FW fw_mpi_intercomm_merge(MPI_Fint *comm, MPI_Fint *high, MPI_Fint *newcomm,
-                                   MPI_Fint *ierr)
+FW fw_mpi_intercomm_merge(MPI_Fint *comm, MPI_Fint *high, MPI_Fint *newcomm, MPI_Fint *ierr)
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Intercomm_merge(COMM(comm), *high != 0, &c);
@@ -722,15 +715,15 @@ FW fw_mpi_intercomm_merge(MPI_Fint *comm, MPI_Fint *high, MPI_Fint *newcomm,
 }
 FBIND_F08(mpi_intercomm_merge, MPI_INTERCOMM_MERGE)
 
-#define FREE_LIKE(lc, UC, ctype, f2c, c2f, cfn)                                                \
-    FW fw_##lc(MPI_Fint *h, MPI_Fint *ierr)                                            \
-    {                                                                                           \
-        ctype c = f2c(*h);                                                                      \
-        int err = cfn(&c);                                                                      \
-        if (err == MPI_SUCCESS)                                                                 \
-            *h = c2f(c);                                                                        \
-        set_ierr(ierr, err);                                                                    \
-    }                                                                                           \
+#define FREE_LIKE(lc, UC, ctype, f2c, c2f, cfn) \
+    FW fw_##lc(MPI_Fint *h, MPI_Fint *ierr)     \
+    {                                           \
+        ctype c = f2c(*h);                      \
+        int err = cfn(&c);                      \
+        if (err == MPI_SUCCESS)                 \
+            *h = c2f(c);                        \
+        set_ierr(ierr, err);                    \
+    }                                           \
     FBIND_F08(lc, UC)
 FREE_LIKE(mpi_comm_free, MPI_COMM_FREE, MPI_Comm, PMPI_Comm_f2c, PMPI_Comm_c2f, MPI_Comm_free)
 FREE_LIKE(mpi_comm_disconnect, MPI_COMM_DISCONNECT, MPI_Comm, PMPI_Comm_f2c, PMPI_Comm_c2f,
@@ -754,101 +747,96 @@ FBIND_F08(mpi_type_dup, MPI_TYPE_DUP)
 FW fw_mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr) { set_ierr(ierr, MPI_Barrier(COMM(comm))); }
 FBIND_F08(mpi_barrier, MPI_BARRIER)
 
-FW fw_mpi_bcast(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root,
-                         MPI_Fint *comm, MPI_Fint *ierr)
+FW fw_mpi_bcast(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,
+                MPI_Fint *ierr)
 {
     set_ierr(ierr, MPI_Bcast(buf_f2c(buf), *count, TYPE(type), *root, COMM(comm)));
 }
 FBIND(mpi_bcast, MPI_BCAST)
 
 FW fw_mpi_reduce(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
-                          MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+                 MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
     set_ierr(ierr, MPI_Reduce(buf_f2c(sbuf), buf_f2c(rbuf), *count, TYPE(type), OP(op), *root,
                               COMM(comm)));
 }
 FBIND(mpi_reduce, MPI_REDUCE)
 
-#define ALLRED_LIKE(lc, UC, cfn)                                                               \
-    FW fw_##lc(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,  \
-                        MPI_Fint *comm, MPI_Fint *ierr)                                         \
-    {                                                                                           \
-        set_ierr(ierr, cfn(buf_f2c(sbuf), buf_f2c(rbuf), *count, TYPE(type), OP(op),           \
-                           COMM(comm)));                                                        \
-    }                                                                                           \
+#define ALLRED_LIKE(lc, UC, cfn)                                                                   \
+    FW fw_##lc(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,              \
+               MPI_Fint *comm, MPI_Fint *ierr)                                                     \
+    {                                                                                              \
+        set_ierr(ierr, cfn(buf_f2c(sbuf), buf_f2c(rbuf), *count, TYPE(type), OP(op), COMM(comm))); \
+    }                                                                                              \
     FBIND(lc, UC)
 ALLRED_LIKE(mpi_allreduce, MPI_ALLREDUCE, MPI_Allreduce)
 ALLRED_LIKE(mpi_scan, MPI_SCAN, MPI_Scan)
 ALLRED_LIKE(mpi_exscan, MPI_EXSCAN, MPI_Exscan)
 ALLRED_LIKE(mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, MPI_Reduce_scatter_block)
 
-FW fw_mpi_reduce_scatter(void *sbuf, void *rbuf, MPI_Fint *counts, MPI_Fint *type,
-                                  MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+FW fw_mpi_reduce_scatter(void *sbuf, void *rbuf, MPI_Fint *counts, MPI_Fint *type, MPI_Fint *op,
+                         MPI_Fint *comm, MPI_Fint *ierr)
 {
     set_ierr(ierr, MPI_Reduce_scatter(buf_f2c(sbuf), buf_f2c(rbuf), counts, TYPE(type), OP(op),
                                       COMM(comm)));
 }
 FBIND(mpi_reduce_scatter, MPI_REDUCE_SCATTER)
 
-#define GATHER_LIKE(lc, UC, cfn)                                                               \
-    FW fw_##lc(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf,              \
-                        MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm,       \
-                        MPI_Fint *ierr)                                                         \
-    {                                                                                           \
-        set_ierr(ierr, cfn(buf_f2c(sbuf), *scount, TYPE(stype), buf_f2c(rbuf), *rcount,       \
-                           TYPE(rtype), *root, COMM(comm)));                                    \
-    }                                                                                           \
+#define GATHER_LIKE(lc, UC, cfn)                                                            \
+    FW fw_##lc(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount, \
+               MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)             \
+    {                                                                                       \
+        set_ierr(ierr, cfn(buf_f2c(sbuf), *scount, TYPE(stype), buf_f2c(rbuf), *rcount,     \
+                           TYPE(rtype), *root, COMM(comm)));                                \
+    }                                                                                       \
     FBIND(lc, UC)
 GATHER_LIKE(mpi_gather, MPI_GATHER, MPI_Gather)
 GATHER_LIKE(mpi_scatter, MPI_SCATTER, MPI_Scatter)
 
-#define ALLGATHER_LIKE(lc, UC, cfn)                                                            \
-    FW fw_##lc(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf,              \
-                        MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)       \
-    {                                                                                           \
-        set_ierr(ierr, cfn(buf_f2c(sbuf), *scount, TYPE(stype), buf_f2c(rbuf), *rcount,       \
-                           TYPE(rtype), COMM(comm)));                                           \
-    }                                                                                           \
+#define ALLGATHER_LIKE(lc, UC, cfn)                                                         \
+    FW fw_##lc(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount, \
+               MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)                             \
+    {                                                                                       \
+        set_ierr(ierr, cfn(buf_f2c(sbuf), *scount, TYPE(stype), buf_f2c(rbuf), *rcount,     \
+                           TYPE(rtype), COMM(comm)));                                       \
+    }                                                                                       \
     FBIND(lc, UC)
 ALLGATHER_LIKE(mpi_allgather, MPI_ALLGATHER, MPI_Allgather)
 ALLGATHER_LIKE(mpi_alltoall, MPI_ALLTOALL, MPI_Alltoall)
 
-FW fw_mpi_gatherv(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf,
-                           MPI_Fint *rcounts, MPI_Fint *displs, MPI_Fint *rtype, MPI_Fint *root,
-                           MPI_Fint *comm, MPI_Fint *ierr)
+FW fw_mpi_gatherv(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts,
+                  MPI_Fint *displs, MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
-    set_ierr(ierr, MPI_Gatherv(buf_f2c(sbuf), *scount, TYPE(stype), buf_f2c(rbuf), rcounts,
-                               displs, TYPE(rtype), *root, COMM(comm)));
+    set_ierr(ierr, MPI_Gatherv(buf_f2c(sbuf), *scount, TYPE(stype), buf_f2c(rbuf), rcounts, displs,
+                               TYPE(rtype), *root, COMM(comm)));
 }
 FBIND(mpi_gatherv, MPI_GATHERV)
 
-FW fw_mpi_scatterv(void *sbuf, MPI_Fint *scounts, MPI_Fint *displs, MPI_Fint *stype,
-                            void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *root,
-                            MPI_Fint *comm, MPI_Fint *ierr)
+FW fw_mpi_scatterv(void *sbuf, MPI_Fint *scounts, MPI_Fint *displs, MPI_Fint *stype, void *rbuf,
+                   MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm,
+                   MPI_Fint *ierr)
 {
-    set_ierr(ierr, MPI_Scatterv(buf_f2c(sbuf), scounts, displs, TYPE(stype), buf_f2c(rbuf),
-                                *rcount, TYPE(rtype), *root, COMM(comm)));
+    set_ierr(ierr, MPI_Scatterv(buf_f2c(sbuf), scounts, displs, TYPE(stype), buf_f2c(rbuf), *rcount,
+                                TYPE(rtype), *root, COMM(comm)));
 }
 FBIND(mpi_scatterv, MPI_SCATTERV)
 
-FW fw_mpi_allgatherv(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf,
-                              MPI_Fint *rcounts, MPI_Fint *displs, MPI_Fint *rtype,
-                              MPI_Fint *comm, MPI_Fint *ierr)
+FW fw_mpi_allgatherv(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts,
+                     MPI_Fint *displs, MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
 {
     set_ierr(ierr, MPI_Allgatherv(buf_f2c(sbuf), *scount, TYPE(stype), buf_f2c(rbuf), rcounts,
                                   displs, TYPE(rtype), COMM(comm)));
 }
 FBIND(mpi_allgatherv, MPI_ALLGATHERV)
 
-FW fw_mpi_alltoallv(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stype,
-                             void *rbuf, MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtype,
-                             MPI_Fint *comm, MPI_Fint *ierr)
+FW fw_mpi_alltoallv(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stype, void *rbuf,
+                    MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtype, MPI_Fint *comm,
+                    MPI_Fint *ierr)
 {
     set_ierr(ierr, MPI_Alltoallv(buf_f2c(sbuf), scounts, sdispls, TYPE(stype), buf_f2c(rbuf),
                                  rcounts, rdispls, TYPE(rtype), COMM(comm)));
 }
 FBIND(mpi_alltoallv, MPI_ALLTOALLV)
-
 
 /* ---- one-sided communication ------------------------------------------------------------ */
 
@@ -866,8 +854,8 @@ FW fw_mpi_win_create(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *
                      MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
 {
     MPI_Win w = MPI_WIN_NULL;
-    int err = MPI_Win_create(buf_f2c(base), *size, *disp_unit, PMPI_Info_f2c(*info),
-                             COMM(comm), &w);
+    int err =
+        MPI_Win_create(buf_f2c(base), *size, *disp_unit, PMPI_Info_f2c(*info), COMM(comm), &w);
     if (err == MPI_SUCCESS)
         *win = PMPI_Win_c2f(w);
     set_ierr(ierr, err);
@@ -876,19 +864,19 @@ FBIND(mpi_win_create, MPI_WIN_CREATE)
 
 /* baseptr: an INTEGER(KIND=MPI_ADDRESS_KIND) in mpif.h/`use mpi`, a TYPE(C_PTR) in the
  * f08 and `_cptr` forms; both receive the address. */
-#define WIN_ALLOCATE_LIKE(lc, UC, cfn)                                                        \
-    FW fw_##lc(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,            \
-               void **baseptr, MPI_Fint *win, MPI_Fint *ierr)                                 \
-    {                                                                                          \
-        MPI_Win w = MPI_WIN_NULL;                                                              \
-        void *base = NULL;                                                                     \
-        int err = cfn(*size, *disp_unit, PMPI_Info_f2c(*info), COMM(comm), &base, &w);         \
-        if (err == MPI_SUCCESS) {                                                              \
-            *baseptr = base;                                                                   \
-            *win = PMPI_Win_c2f(w);                                                            \
-        }                                                                                      \
-        set_ierr(ierr, err);                                                                   \
-    }                                                                                          \
+#define WIN_ALLOCATE_LIKE(lc, UC, cfn)                                                 \
+    FW fw_##lc(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,    \
+               void **baseptr, MPI_Fint *win, MPI_Fint *ierr)                          \
+    {                                                                                  \
+        MPI_Win w = MPI_WIN_NULL;                                                      \
+        void *base = NULL;                                                             \
+        int err = cfn(*size, *disp_unit, PMPI_Info_f2c(*info), COMM(comm), &base, &w); \
+        if (err == MPI_SUCCESS) {                                                      \
+            *baseptr = base;                                                           \
+            *win = PMPI_Win_c2f(w);                                                    \
+        }                                                                              \
+        set_ierr(ierr, err);                                                           \
+    }                                                                                  \
     FBIND_F08(lc, UC)
 WIN_ALLOCATE_LIKE(mpi_win_allocate, MPI_WIN_ALLOCATE, MPI_Win_allocate)
 WIN_ALLOCATE_LIKE(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED, MPI_Win_allocate_shared)
@@ -911,9 +899,9 @@ FBIND_F08(mpi_win_shared_query, MPI_WIN_SHARED_QUERY)
 
 /* Open MPI's `use mpi` has TYPE(C_PTR) forms of these under their own names. */
 #ifdef OPEN_MPI
-#define FBIND_CPTR(lc, UC)                                                                     \
-    FALIAS(lc##_cptr, fw_##lc) FALIAS(lc##_cptr_, fw_##lc) FALIAS(lc##_cptr__, fw_##lc)         \
-    FALIAS(UC##_CPTR, fw_##lc)
+#define FBIND_CPTR(lc, UC)     \
+    FALIAS(lc##_cptr, fw_##lc) \
+    FALIAS(lc##_cptr_, fw_##lc) FALIAS(lc##_cptr__, fw_##lc) FALIAS(UC##_CPTR, fw_##lc)
 FBIND_CPTR(mpi_win_allocate, MPI_WIN_ALLOCATE)
 FBIND_CPTR(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED)
 FBIND_CPTR(mpi_win_shared_query, MPI_WIN_SHARED_QUERY)
@@ -940,10 +928,10 @@ FW fw_mpi_win_free(MPI_Fint *win, MPI_Fint *ierr)
 FBIND_F08(mpi_win_free, MPI_WIN_FREE)
 
 /* Synchronization: (win), (int, win), (int, int, win), (int, int, int, win). */
-#define WIN_SYNC0(lc, UC, cfn)                                                                 \
-    FW fw_##lc(MPI_Fint *win, MPI_Fint *ierr) { set_ierr(ierr, cfn(WIN(win))); }                \
+#define WIN_SYNC0(lc, UC, cfn)                                                   \
+    FW fw_##lc(MPI_Fint *win, MPI_Fint *ierr) { set_ierr(ierr, cfn(WIN(win))); } \
     FBIND_F08(lc, UC)
-#define WIN_SYNC1(lc, UC, cfn)                                                                 \
+#define WIN_SYNC1(lc, UC, cfn)                                                                    \
     FW fw_##lc(MPI_Fint *a, MPI_Fint *win, MPI_Fint *ierr) { set_ierr(ierr, cfn(*a, WIN(win))); } \
     FBIND_F08(lc, UC)
 WIN_SYNC1(mpi_win_fence, MPI_WIN_FENCE, MPI_Win_fence)
@@ -958,18 +946,17 @@ WIN_SYNC0(mpi_win_sync, MPI_WIN_SYNC, MPI_Win_sync)
 WIN_SYNC0(mpi_win_complete, MPI_WIN_COMPLETE, MPI_Win_complete)
 WIN_SYNC0(mpi_win_wait, MPI_WIN_WAIT, MPI_Win_wait)
 
-FW fw_mpi_win_lock(MPI_Fint *type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win,
-                   MPI_Fint *ierr)
+FW fw_mpi_win_lock(MPI_Fint *type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
 {
     set_ierr(ierr, MPI_Win_lock(*type, *rank, *assert, WIN(win)));
 }
 FBIND_F08(mpi_win_lock, MPI_WIN_LOCK)
 
-#define WIN_GROUP_LIKE(lc, UC, cfn)                                                            \
-    FW fw_##lc(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)               \
-    {                                                                                          \
-        set_ierr(ierr, cfn(GROUP(group), *assert, WIN(win)));                                  \
-    }                                                                                          \
+#define WIN_GROUP_LIKE(lc, UC, cfn)                                              \
+    FW fw_##lc(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) \
+    {                                                                            \
+        set_ierr(ierr, cfn(GROUP(group), *assert, WIN(win)));                    \
+    }                                                                            \
     FBIND_F08(lc, UC)
 WIN_GROUP_LIKE(mpi_win_post, MPI_WIN_POST, MPI_Win_post)
 WIN_GROUP_LIKE(mpi_win_start, MPI_WIN_START, MPI_Win_start)
@@ -985,30 +972,28 @@ FBIND_F08(mpi_win_test, MPI_WIN_TEST)
 
 /* Communication: calls with a buffer, which only Open MPI's bindings would take past
  * HMPI. */
-#define PUT_LIKE(lc, UC, cfn)                                                                  \
-    FW fw_##lc(void *obuf, MPI_Fint *ocount, MPI_Fint *otype, MPI_Fint *trank,                 \
-               MPI_Aint *tdisp, MPI_Fint *tcount, MPI_Fint *ttype, MPI_Fint *win,              \
-               MPI_Fint *ierr)                                                                 \
-    {                                                                                          \
-        set_ierr(ierr, cfn(buf_f2c(obuf), *ocount, TYPE(otype), *trank, *tdisp, *tcount,      \
-                           TYPE(ttype), WIN(win)));                                            \
-    }                                                                                          \
+#define PUT_LIKE(lc, UC, cfn)                                                                   \
+    FW fw_##lc(void *obuf, MPI_Fint *ocount, MPI_Fint *otype, MPI_Fint *trank, MPI_Aint *tdisp, \
+               MPI_Fint *tcount, MPI_Fint *ttype, MPI_Fint *win, MPI_Fint *ierr)                \
+    {                                                                                           \
+        set_ierr(ierr, cfn(buf_f2c(obuf), *ocount, TYPE(otype), *trank, *tdisp, *tcount,        \
+                           TYPE(ttype), WIN(win)));                                             \
+    }                                                                                           \
     FBIND(lc, UC)
 PUT_LIKE(mpi_put, MPI_PUT, MPI_Put)
 PUT_LIKE(mpi_get, MPI_GET, MPI_Get)
 
-#define RPUT_LIKE(lc, UC, cfn)                                                                 \
-    FW fw_##lc(void *obuf, MPI_Fint *ocount, MPI_Fint *otype, MPI_Fint *trank,                 \
-               MPI_Aint *tdisp, MPI_Fint *tcount, MPI_Fint *ttype, MPI_Fint *win,              \
-               MPI_Fint *req, MPI_Fint *ierr)                                                  \
-    {                                                                                          \
-        MPI_Request r = MPI_REQUEST_NULL;                                                      \
-        int err = cfn(buf_f2c(obuf), *ocount, TYPE(otype), *trank, *tdisp, *tcount,           \
-                      TYPE(ttype), WIN(win), &r);                                              \
-        if (err == MPI_SUCCESS)                                                                \
-            *req = req_c2f(r);                                                                 \
-        set_ierr(ierr, err);                                                                   \
-    }                                                                                          \
+#define RPUT_LIKE(lc, UC, cfn)                                                                   \
+    FW fw_##lc(void *obuf, MPI_Fint *ocount, MPI_Fint *otype, MPI_Fint *trank, MPI_Aint *tdisp,  \
+               MPI_Fint *tcount, MPI_Fint *ttype, MPI_Fint *win, MPI_Fint *req, MPI_Fint *ierr)  \
+    {                                                                                            \
+        MPI_Request r = MPI_REQUEST_NULL;                                                        \
+        int err = cfn(buf_f2c(obuf), *ocount, TYPE(otype), *trank, *tdisp, *tcount, TYPE(ttype), \
+                      WIN(win), &r);                                                             \
+        if (err == MPI_SUCCESS)                                                                  \
+            *req = req_c2f(r);                                                                   \
+        set_ierr(ierr, err);                                                                     \
+    }                                                                                            \
     FBIND(lc, UC)
 RPUT_LIKE(mpi_rput, MPI_RPUT, MPI_Rput)
 RPUT_LIKE(mpi_rget, MPI_RGET, MPI_Rget)
@@ -1017,8 +1002,8 @@ FW fw_mpi_accumulate(void *obuf, MPI_Fint *ocount, MPI_Fint *otype, MPI_Fint *tr
                      MPI_Aint *tdisp, MPI_Fint *tcount, MPI_Fint *ttype, MPI_Fint *op,
                      MPI_Fint *win, MPI_Fint *ierr)
 {
-    set_ierr(ierr, MPI_Accumulate(buf_f2c(obuf), *ocount, TYPE(otype), *trank, *tdisp,
-                                  *tcount, TYPE(ttype), OP(op), WIN(win)));
+    set_ierr(ierr, MPI_Accumulate(buf_f2c(obuf), *ocount, TYPE(otype), *trank, *tdisp, *tcount,
+                                  TYPE(ttype), OP(op), WIN(win)));
 }
 FBIND(mpi_accumulate, MPI_ACCUMULATE)
 
@@ -1040,9 +1025,9 @@ FW fw_mpi_get_accumulate(void *obuf, MPI_Fint *ocount, MPI_Fint *otype, void *rb
                          MPI_Fint *tcount, MPI_Fint *ttype, MPI_Fint *op, MPI_Fint *win,
                          MPI_Fint *ierr)
 {
-    set_ierr(ierr, MPI_Get_accumulate(buf_f2c(obuf), *ocount, TYPE(otype), buf_f2c(rbuf),
-                                      *rcount, TYPE(rtype), *trank, *tdisp, *tcount,
-                                      TYPE(ttype), OP(op), WIN(win)));
+    set_ierr(ierr, MPI_Get_accumulate(buf_f2c(obuf), *ocount, TYPE(otype), buf_f2c(rbuf), *rcount,
+                                      TYPE(rtype), *trank, *tdisp, *tcount, TYPE(ttype), OP(op),
+                                      WIN(win)));
 }
 FBIND(mpi_get_accumulate, MPI_GET_ACCUMULATE)
 
@@ -1061,18 +1046,17 @@ FW fw_mpi_rget_accumulate(void *obuf, MPI_Fint *ocount, MPI_Fint *otype, void *r
 }
 FBIND(mpi_rget_accumulate, MPI_RGET_ACCUMULATE)
 
-FW fw_mpi_fetch_and_op(void *obuf, void *rbuf, MPI_Fint *type, MPI_Fint *trank,
-                       MPI_Aint *tdisp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
+FW fw_mpi_fetch_and_op(void *obuf, void *rbuf, MPI_Fint *type, MPI_Fint *trank, MPI_Aint *tdisp,
+                       MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
 {
     set_ierr(ierr, MPI_Fetch_and_op(buf_f2c(obuf), buf_f2c(rbuf), TYPE(type), *trank, *tdisp,
                                     OP(op), WIN(win)));
 }
 FBIND(mpi_fetch_and_op, MPI_FETCH_AND_OP)
 
-FW fw_mpi_compare_and_swap(void *obuf, void *cbuf, void *rbuf, MPI_Fint *type,
-                           MPI_Fint *trank, MPI_Aint *tdisp, MPI_Fint *win, MPI_Fint *ierr)
+FW fw_mpi_compare_and_swap(void *obuf, void *cbuf, void *rbuf, MPI_Fint *type, MPI_Fint *trank,
+                           MPI_Aint *tdisp, MPI_Fint *win, MPI_Fint *ierr)
 {
-    set_ierr(ierr, MPI_Compare_and_swap(obuf, cbuf, rbuf, TYPE(type), *trank, *tdisp,
-                                        WIN(win)));
+    set_ierr(ierr, MPI_Compare_and_swap(obuf, cbuf, rbuf, TYPE(type), *trank, *tdisp, WIN(win)));
 }
 FBIND(mpi_compare_and_swap, MPI_COMPARE_AND_SWAP)

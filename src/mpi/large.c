@@ -37,8 +37,7 @@ static int fold(MPI_Count count, MPI_Datatype type, fold_t *f)
     if (q > INT_MAX)
         return hmpi_err_what(MPI_ERR_COUNT, "count %lld is too large", (long long)count);
     MPI_Datatype block, blocks;
-    if (PMPI_Type_get_extent(type, &lb, &extent) ||
-        PMPI_Type_contiguous((int)chunk, type, &block))
+    if (PMPI_Type_get_extent(type, &lb, &extent) || PMPI_Type_contiguous((int)chunk, type, &block))
         return MPI_ERR_TYPE;
     err = PMPI_Type_contiguous((int)q, block, &blocks);
     PMPI_Type_free(&block);
@@ -71,33 +70,33 @@ static int unfold(fold_t *f, int err)
     return err;
 }
 
-#define FOLD_OR_RAISE(f, count, type, comm, fn)                                            \
-    do {                                                                                   \
-        int err_ = fold(count, type, &(f));                                                \
-        if (err_)                                                                          \
-            return hmpi_raise_in(comm, err_, fn);                                          \
+#define FOLD_OR_RAISE(f, count, type, comm, fn)   \
+    do {                                          \
+        int err_ = fold(count, type, &(f));       \
+        if (err_)                                 \
+            return hmpi_raise_in(comm, err_, fn); \
     } while (0)
 
 /* The send family: (buf, count, type, dest, tag, comm). */
-#define LARGE_SEND(name)                                                                   \
-    int MPI_##name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest,      \
-                       int tag, MPI_Comm comm)                                             \
-    {                                                                                      \
-        fold_t f;                                                                          \
-        FOLD_OR_RAISE(f, count, type, comm, "MPI_" #name "_c");                            \
-        return unfold(&f, hmpi_self_##name(buf, f.count, f.type, dest, tag, comm));              \
-    }                                                                                      \
+#define LARGE_SEND(name)                                                                       \
+    int MPI_##name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, \
+                       MPI_Comm comm)                                                          \
+    {                                                                                          \
+        fold_t f;                                                                              \
+        FOLD_OR_RAISE(f, count, type, comm, "MPI_" #name "_c");                                \
+        return unfold(&f, hmpi_self_##name(buf, f.count, f.type, dest, tag, comm));            \
+    }                                                                                          \
     HMPI_PMPI(name##_c)
 
 /* Calls that make a request: (buf, count, type, peer, tag, comm, request). */
-#define LARGE_REQ(name, constness)                                                         \
-    int MPI_##name##_c(constness void *buf, MPI_Count count, MPI_Datatype type, int peer,  \
-                       int tag, MPI_Comm comm, MPI_Request *request)                       \
-    {                                                                                      \
-        fold_t f;                                                                          \
-        FOLD_OR_RAISE(f, count, type, comm, "MPI_" #name "_c");                            \
-        return unfold(&f, hmpi_self_##name(buf, f.count, f.type, peer, tag, comm, request));     \
-    }                                                                                      \
+#define LARGE_REQ(name, constness)                                                                 \
+    int MPI_##name##_c(constness void *buf, MPI_Count count, MPI_Datatype type, int peer, int tag, \
+                       MPI_Comm comm, MPI_Request *request)                                        \
+    {                                                                                              \
+        fold_t f;                                                                                  \
+        FOLD_OR_RAISE(f, count, type, comm, "MPI_" #name "_c");                                    \
+        return unfold(&f, hmpi_self_##name(buf, f.count, f.type, peer, tag, comm, request));       \
+    }                                                                                              \
     HMPI_PMPI(name##_c)
 
 LARGE_SEND(Send)
@@ -115,8 +114,8 @@ LARGE_REQ(Rsend_init, const)
 LARGE_REQ(Bsend_init, const)
 LARGE_REQ(Recv_init, )
 
-int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag,
-               MPI_Comm comm, MPI_Status *status)
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+               MPI_Status *status)
 {
     fold_t f;
     FOLD_OR_RAISE(f, count, type, comm, "MPI_Recv_c");
@@ -134,19 +133,18 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     if (err)
         return hmpi_raise_in(comm, unfold(&s, err), "MPI_Sendrecv_c");
     err = hmpi_self_Sendrecv(sendbuf, s.count, s.type, dest, sendtag, recvbuf, r.count, r.type,
-                       source, recvtag, comm, status);
+                             source, recvtag, comm, status);
     return unfold(&r, unfold(&s, err));
 }
 HMPI_PMPI(Sendrecv_c)
 
-int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest,
-                           int sendtag, int source, int recvtag, MPI_Comm comm,
-                           MPI_Status *status)
+int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     fold_t f;
     FOLD_OR_RAISE(f, count, type, comm, "MPI_Sendrecv_replace_c");
     return unfold(&f, hmpi_self_Sendrecv_replace(buf, f.count, f.type, dest, sendtag, source,
-                                           recvtag, comm, status));
+                                                 recvtag, comm, status));
 }
 HMPI_PMPI(Sendrecv_replace_c)
 
@@ -199,13 +197,13 @@ HMPI_PMPI(Imrecv_c)
 
 /* Folds the origin and target counts of a one-sided call; on an error both are undone
  * and the window's handler is called. */
-#define FOLD2_OR_RAISE(o, oc, ot, t, tc, tt, win, fn)                                      \
-    do {                                                                                   \
-        int err_ = fold(oc, ot, &(o));                                                     \
-        if (!err_ && (err_ = fold(tc, tt, &(t))) != 0)                                     \
-            unfold(&(o), 0);                                                               \
-        if (err_)                                                                          \
-            return hmpi_err_win(win, err_, fn);                                            \
+#define FOLD2_OR_RAISE(o, oc, ot, t, tc, tt, win, fn)  \
+    do {                                               \
+        int err_ = fold(oc, ot, &(o));                 \
+        if (!err_ && (err_ = fold(tc, tt, &(t))) != 0) \
+            unfold(&(o), 0);                           \
+        if (err_)                                      \
+            return hmpi_err_win(win, err_, fn);        \
     } while (0)
 
 int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
@@ -215,8 +213,8 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
     fold_t o, t;
     FOLD2_OR_RAISE(o, origin_count, origin_datatype, t, target_count, target_datatype, win,
                    "MPI_Put_c");
-    int err = hmpi_self_Put(origin_addr, o.count, o.type, target_rank, target_disp, t.count,
-                            t.type, win);
+    int err =
+        hmpi_self_Put(origin_addr, o.count, o.type, target_rank, target_disp, t.count, t.type, win);
     return unfold(&t, unfold(&o, err));
 }
 HMPI_PMPI(Put_c)
@@ -228,31 +226,30 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
     fold_t o, t;
     FOLD2_OR_RAISE(o, origin_count, origin_datatype, t, target_count, target_datatype, win,
                    "MPI_Get_c");
-    int err = hmpi_self_Get(origin_addr, o.count, o.type, target_rank, target_disp, t.count,
-                            t.type, win);
+    int err =
+        hmpi_self_Get(origin_addr, o.count, o.type, target_rank, target_disp, t.count, t.type, win);
     return unfold(&t, unfold(&o, err));
 }
 HMPI_PMPI(Get_c)
 
-int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                     MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                     MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                     MPI_Win win)
+int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     fold_t o, t;
     FOLD2_OR_RAISE(o, origin_count, origin_datatype, t, target_count, target_datatype, win,
                    "MPI_Accumulate_c");
-    int err = hmpi_self_Accumulate(origin_addr, o.count, o.type, target_rank, target_disp,
-                                   t.count, t.type, op, win);
+    int err = hmpi_self_Accumulate(origin_addr, o.count, o.type, target_rank, target_disp, t.count,
+                                   t.type, op, win);
     return unfold(&t, unfold(&o, err));
 }
 HMPI_PMPI(Accumulate_c)
 
 int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                         MPI_Datatype origin_datatype, void *result_addr,
-                         MPI_Count result_count, MPI_Datatype result_datatype, int target_rank,
-                         MPI_Aint target_disp, MPI_Count target_count,
-                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+                         MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                         MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                         MPI_Win win)
 {
     fold_t o, t, r;
     FOLD2_OR_RAISE(o, origin_count, origin_datatype, t, target_count, target_datatype, win,
@@ -292,26 +289,24 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 }
 HMPI_PMPI(Rget_c)
 
-int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
-                      MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                      MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                      MPI_Win win, MPI_Request *request)
+int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     fold_t o, t;
     FOLD2_OR_RAISE(o, origin_count, origin_datatype, t, target_count, target_datatype, win,
                    "MPI_Raccumulate_c");
-    int err = hmpi_self_Raccumulate(origin_addr, o.count, o.type, target_rank, target_disp,
-                                    t.count, t.type, op, win, request);
+    int err = hmpi_self_Raccumulate(origin_addr, o.count, o.type, target_rank, target_disp, t.count,
+                                    t.type, op, win, request);
     return unfold(&t, unfold(&o, err));
 }
 HMPI_PMPI(Raccumulate_c)
 
 int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                          MPI_Datatype origin_datatype, void *result_addr,
-                          MPI_Count result_count, MPI_Datatype result_datatype,
-                          int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                          MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                          MPI_Request *request)
+                          MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win, MPI_Request *request)
 {
     fold_t o, t, r;
     FOLD2_OR_RAISE(o, origin_count, origin_datatype, t, target_count, target_datatype, win,
@@ -320,8 +315,7 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
     if (err)
         return hmpi_err_win(win, unfold(&t, unfold(&o, err)), "MPI_Rget_accumulate_c");
     err = hmpi_self_Rget_accumulate(origin_addr, o.count, o.type, result_addr, r.count, r.type,
-                                    target_rank, target_disp, t.count, t.type, op, win,
-                                    request);
+                                    target_rank, target_disp, t.count, t.type, op, win, request);
     return unfold(&r, unfold(&t, unfold(&o, err)));
 }
 HMPI_PMPI(Rget_accumulate_c)
@@ -332,13 +326,16 @@ static int disp_unit_ok(MPI_Aint disp_unit, MPI_Comm comm, const char *fn)
 {
     if (disp_unit >= INT_MIN && disp_unit <= INT_MAX)
         return MPI_SUCCESS;
-    return hmpi_raise_in(comm, hmpi_err_what(MPI_ERR_ARG, "disp_unit %lld is larger than "
-                                             "HMPI's windows take (INT_MAX)",
-                                             (long long)disp_unit), fn);
+    return hmpi_raise_in(comm,
+                         hmpi_err_what(MPI_ERR_ARG,
+                                       "disp_unit %lld is larger than "
+                                       "HMPI's windows take (INT_MAX)",
+                                       (long long)disp_unit),
+                         fn);
 }
 
-int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
-                     MPI_Comm comm, MPI_Win *win)
+int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                     MPI_Win *win)
 {
     int err = disp_unit_ok(disp_unit, comm, "MPI_Win_create_c");
     return err ? err : hmpi_self_Win_create(base, size, (int)disp_unit, info, comm, win);
@@ -404,16 +401,16 @@ static int fold_if(int read, MPI_Count count, MPI_Datatype type, fold_t *f)
 }
 
 /* Folds (send, recv) of a data mover, then runs call; raises on comm. */
-#define MOVER(fn, sread, scount, stype, rread, rcount, rtype, call)                        \
-    do {                                                                                   \
-        fold_t s, r;                                                                       \
-        int err = fold_if(sread, scount, stype, &s);                                       \
-        if (!err && (err = fold_if(rread, rcount, rtype, &r)) != 0)                        \
-            unfold(&s, 0);                                                                 \
-        if (err)                                                                           \
-            return hmpi_raise_in(comm, err, fn);                                           \
-        err = (call);                                                                      \
-        return unfold(&r, unfold(&s, err));                                                \
+#define MOVER(fn, sread, scount, stype, rread, rcount, rtype, call) \
+    do {                                                            \
+        fold_t s, r;                                                \
+        int err = fold_if(sread, scount, stype, &s);                \
+        if (!err && (err = fold_if(rread, rcount, rtype, &r)) != 0) \
+            unfold(&s, 0);                                          \
+        if (err)                                                    \
+            return hmpi_raise_in(comm, err, fn);                    \
+        err = (call);                                               \
+        return unfold(&r, unfold(&s, err));                         \
     } while (0)
 
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
@@ -424,20 +421,18 @@ int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, 
 }
 HMPI_PMPI(Bcast_c)
 
-int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                 void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                 MPI_Comm comm)
+int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     int at_root = comm_rank(comm) == root || root == MPI_ROOT;
-    MOVER("MPI_Gather_c", sendbuf != MPI_IN_PLACE && root != MPI_ROOT, sendcount, sendtype,
-          at_root, recvcount, recvtype,
+    MOVER("MPI_Gather_c", sendbuf != MPI_IN_PLACE && root != MPI_ROOT, sendcount, sendtype, at_root,
+          recvcount, recvtype,
           hmpi_self_Gather(sendbuf, s.count, s.type, recvbuf, r.count, r.type, root, comm));
 }
 HMPI_PMPI(Gather_c)
 
-int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                  MPI_Comm comm)
+int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     int at_root = comm_rank(comm) == root || root == MPI_ROOT;
     MOVER("MPI_Scatter_c", at_root, sendcount, sendtype,
@@ -446,20 +441,18 @@ int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 }
 HMPI_PMPI(Scatter_c)
 
-int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    MOVER("MPI_Allgather_c", sendbuf != MPI_IN_PLACE, sendcount, sendtype, 1, recvcount,
-          recvtype,
+    MOVER("MPI_Allgather_c", sendbuf != MPI_IN_PLACE, sendcount, sendtype, 1, recvcount, recvtype,
           hmpi_self_Allgather(sendbuf, s.count, s.type, recvbuf, r.count, r.type, comm));
 }
 HMPI_PMPI(Allgather_c)
 
-int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    MOVER("MPI_Alltoall_c", sendbuf != MPI_IN_PLACE, sendcount, sendtype, 1, recvcount,
-          recvtype,
+    MOVER("MPI_Alltoall_c", sendbuf != MPI_IN_PLACE, sendcount, sendtype, 1, recvcount, recvtype,
           hmpi_self_Alltoall(sendbuf, s.count, s.type, recvbuf, r.count, r.type, comm));
 }
 HMPI_PMPI(Alltoall_c)
@@ -501,10 +494,10 @@ HMPI_PMPI(Exscan_c)
 int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return FITS(recvcount) ? hmpi_self_Reduce_scatter_block(sendbuf, recvbuf, (int)recvcount,
-                                                            datatype, op, comm)
-                           : PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount,
-                                                         datatype, op, comm);
+    return FITS(recvcount)
+               ? hmpi_self_Reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op,
+                                                comm)
+               : PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 HMPI_PMPI(Reduce_scatter_block_c)
 
@@ -531,30 +524,30 @@ int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count rec
 }
 HMPI_PMPI(Reduce_scatter_c)
 
-int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                  void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                  MPI_Datatype recvtype, int root, MPI_Comm comm)
+int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                  int root, MPI_Comm comm)
 {
-    return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                          root, comm);
+    return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                          comm);
 }
 HMPI_PMPI(Gatherv_c)
 
 int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                   MPI_Datatype recvtype, int root, MPI_Comm comm)
+                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm)
 {
     return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                            root, comm);
 }
 HMPI_PMPI(Scatterv_c)
 
-int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                     void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                     MPI_Datatype recvtype, MPI_Comm comm)
+int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm)
 {
-    return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                             recvtype, comm);
+    return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                             comm);
 }
 HMPI_PMPI(Allgatherv_c)
 
@@ -562,8 +555,8 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                            rdispls, recvtype, comm);
+    return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm);
 }
 HMPI_PMPI(Alltoallv_c)
 
@@ -571,8 +564,8 @@ int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                            rdispls, recvtypes, comm);
+    return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                            recvtypes, comm);
 }
 HMPI_PMPI(Alltoallw_c)
 

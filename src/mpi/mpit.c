@@ -39,8 +39,8 @@
 static const char *const writable[] = {
     "IMMEDIATE_MAX", /* at most what MPI_Init read: the envelopes were sized by it */
     "SYNERGISTIC_MIN", "SYNERGISTIC_LARGE", "SYNERGISTIC_BLOCK", "SYNERGISTIC_BLOCK_LARGE",
-    "CMA_MIN", "PIPE_CHUNK", "EAGER_MAX", "EAGER_DELAY_US", "CHECK", "VERBOSE",
-    "OPI_POOL_MAX", "OPI_POOL_DEPTH"};
+    "CMA_MIN",         "PIPE_CHUNK",        "EAGER_MAX",         "EAGER_DELAY_US",
+    "CHECK",           "VERBOSE",           "OPI_POOL_MAX",      "OPI_POOL_DEPTH"};
 
 /* Categories: hmpi (the knobs of no part, and the part categories), then one per part. */
 enum { CAT_HMPI, CAT_PARTS, NCATS = CAT_PARTS + HMPI_PART_COUNT };
@@ -57,12 +57,11 @@ static int knob_part(const hmpi_knob_info_t *k)
     static const struct {
         const char *prefix;
         int part;
-    } map[] = {{"IMMEDIATE_", HMPI_PART_P2P}, {"LANE_", HMPI_PART_P2P},
-               {"SYNERGISTIC_", HMPI_PART_P2P}, {"CMA", HMPI_PART_P2P},
-               {"PIPE_", HMPI_PART_P2P}, {"EAGER_", HMPI_PART_P2P},
-               {"COLL", HMPI_PART_COLL}, {"RMA", HMPI_PART_RMA},
-               {"OPI_", HMPI_PART_OPI}, {"HEAP_", HMPI_PART_HEAP},
-               {"SHM_", HMPI_PART_HEAP}, {"HUGEPAGES", HMPI_PART_HEAP}};
+    } map[] = {
+        {"IMMEDIATE_", HMPI_PART_P2P}, {"LANE_", HMPI_PART_P2P}, {"SYNERGISTIC_", HMPI_PART_P2P},
+        {"CMA", HMPI_PART_P2P},        {"PIPE_", HMPI_PART_P2P}, {"EAGER_", HMPI_PART_P2P},
+        {"COLL", HMPI_PART_COLL},      {"RMA", HMPI_PART_RMA},   {"OPI_", HMPI_PART_OPI},
+        {"HEAP_", HMPI_PART_HEAP},     {"SHM_", HMPI_PART_HEAP}, {"HUGEPAGES", HMPI_PART_HEAP}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strncmp(k->name, map[i].prefix, strlen(map[i].prefix)) == 0)
             return map[i].part;
@@ -106,12 +105,10 @@ static MPI_Datatype cvar_type(const hmpi_knob_info_t *k, int *count_p)
 {
     *count_p = 1;
     switch (k->type) {
-    case HMPI_KNOB_BOOL:
-        return MPI_INT;
+    case HMPI_KNOB_BOOL: return MPI_INT;
     case HMPI_KNOB_INT:
         return k->max <= INT_MAX && k->min >= INT_MIN ? MPI_INT : MPI_UNSIGNED_LONG_LONG;
-    case HMPI_KNOB_SIZE:
-        return MPI_UNSIGNED_LONG_LONG;
+    case HMPI_KNOB_SIZE: return MPI_UNSIGNED_LONG_LONG;
     default:
         *count_p = HMPI_MPIT_STRING_MAX; /* any value a path or a word:VALUE may take */
         return MPI_CHAR;
@@ -138,7 +135,7 @@ static void *knob_field(int i)
 
 enum { KIND_CVAR, KIND_PVAR, KIND_CAT, KINDS };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int inits;                /* MPI_T_init_thread calls not yet finalized */
+static int inits;                      /* MPI_T_init_thread calls not yet finalized */
 static int base[KINDS] = {-1, -1, -1}; /* B: HMPI's variables of each kind start here */
 
 static int ours_count(int kind)
@@ -172,18 +169,18 @@ static int from_mine(int kind, int i) { return base[kind] + i; }
 
 enum { OBJ_FREE, OBJ_SESSION, OBJ_PVAR, OBJ_CVAR };
 typedef struct obj_s {
-    int kind;                 /* OBJ_* */
-    int below;                /* wraps the MPI below's handle (h) */
+    int kind;  /* OBJ_* */
+    int below; /* wraps the MPI below's handle (h) */
     union {
         MPI_T_pvar_session s;
         MPI_T_pvar_handle p;
         MPI_T_cvar_handle c;
     } h;
-    struct obj_s *session;    /* a pvar handle: its session */
-    struct obj_s *next;       /* a session's handles, from the session; the free list */
-    int index;                /* HMPI's: the knob or the counter */
+    struct obj_s *session; /* a pvar handle: its session */
+    struct obj_s *next;    /* a session's handles, from the session; the free list */
+    int index;             /* HMPI's: the knob or the counter */
     int started;
-    uint64_t acc, base;       /* HMPI's pvar: see the banner */
+    uint64_t acc, base; /* HMPI's pvar: see the banner */
 } obj_t;
 
 enum { CHUNK = 256, MAX_CHUNKS = 4096 };
@@ -237,10 +234,7 @@ static obj_t *obj_find(const void *p, int kind)
 
 /* ---- HMPI's counters as handles see them ---------------------------------------------- */
 
-static uint64_t counter(int i)
-{
-    return hmpi_stat_get((hmpi_stat_t)i);
-}
+static uint64_t counter(int i) { return hmpi_stat_get((hmpi_stat_t)i); }
 
 static uint64_t pvar_value(const obj_t *h)
 {
@@ -359,15 +353,15 @@ HMPI_PMPI(T_finalize)
 
 /* Each entry point below: ENTER takes the lock and fails with MPI_T_ERR_NOT_INITIALIZED
  * outside MPI_T_init_thread/MPI_T_finalize; LEAVE(rc) drops it and returns rc. */
-#define ENTER()                                                                            \
-    pthread_mutex_lock(&lock);                                                             \
-    if (inits == 0)                                                                        \
+#define ENTER()                \
+    pthread_mutex_lock(&lock); \
+    if (inits == 0)            \
     LEAVE(MPI_T_ERR_NOT_INITIALIZED)
-#define LEAVE(rc)                                                                          \
-    do {                                                                                   \
-        int leave_rc_ = (rc);                                                              \
-        pthread_mutex_unlock(&lock);                                                       \
-        return leave_rc_;                                                                  \
+#define LEAVE(rc)                    \
+    do {                             \
+        int leave_rc_ = (rc);        \
+        pthread_mutex_unlock(&lock); \
+        return leave_rc_;            \
     } while (0)
 
 /* ---- control variables ---------------------------------------------------------------- */
@@ -385,16 +379,16 @@ int MPI_T_cvar_get_num(int *num_cvar)
 HMPI_PMPI(T_cvar_get_num)
 
 int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
-                        MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc,
-                        int *desc_len, int *bind, int *scope)
+                        MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                        int *bind, int *scope)
 {
     ENTER();
     int i, b, where = split(KIND_CVAR, cvar_index, &i, &b);
     if (where == NO_INDEX)
         LEAVE(MPI_T_ERR_INVALID_INDEX);
     if (where == BELOW)
-        LEAVE(PMPI_T_cvar_get_info(b, name, name_len, verbosity, datatype, enumtype, desc,
-                                   desc_len, bind, scope));
+        LEAVE(PMPI_T_cvar_get_info(b, name, name_len, verbosity, datatype, enumtype, desc, desc_len,
+                                   bind, scope));
     const hmpi_knob_info_t *k = &hmpi_knob_table[i];
     char full[64];
     snprintf(full, sizeof full, "HMPI_%s", k->name);
@@ -432,8 +426,7 @@ int MPI_T_cvar_get_index(const char *name, int *cvar_index)
 }
 HMPI_PMPI(T_cvar_get_index)
 
-int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
-                            int *count)
+int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count)
 {
     ENTER();
     int i, b;
@@ -551,10 +544,9 @@ static int pvar_class(int i)
     return hmpi_stat_is_time((hmpi_stat_t)i) ? MPI_T_PVAR_CLASS_TIMER : MPI_T_PVAR_CLASS_COUNTER;
 }
 
-int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity,
-                        int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype,
-                        char *desc, int *desc_len, int *bind, int *readonly, int *continuous,
-                        int *atomic)
+int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                        MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                        int *bind, int *readonly, int *continuous, int *atomic)
 {
     ENTER();
     int i, b, where = split(KIND_PVAR, pvar_index, &i, &b);
@@ -593,8 +585,8 @@ int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
     if (!name || !pvar_index)
         LEAVE(MPI_T_ERR_INVALID);
     for (int i = 0; i < HMPI_STAT_COUNT; i++)
-        if (strncmp(name, "hmpi_", 5) == 0 && strcmp(name + 5, hmpi_stat_name((hmpi_stat_t)i)) == 0 &&
-            var_class == pvar_class(i)) {
+        if (strncmp(name, "hmpi_", 5) == 0 &&
+            strcmp(name + 5, hmpi_stat_name((hmpi_stat_t)i)) == 0 && var_class == pvar_class(i)) {
             *pvar_index = from_mine(KIND_PVAR, i);
             LEAVE(MPI_SUCCESS);
         }
@@ -708,7 +700,7 @@ enum { OP_START, OP_STOP, OP_RESET };
 
 static int below_op(int op, MPI_T_pvar_session s, MPI_T_pvar_handle h)
 {
-    return op == OP_START ? PMPI_T_pvar_start(s, h)
+    return op == OP_START  ? PMPI_T_pvar_start(s, h)
            : op == OP_STOP ? PMPI_T_pvar_stop(s, h)
                            : PMPI_T_pvar_reset(s, h);
 }
@@ -829,7 +821,7 @@ static int members(int kind, int c, int len, int *out)
 {
     int n = 0;
     for (int i = 0; i < ours_count(kind); i++) {
-        int in = kind == KIND_CVAR ? cvar_cat(i) == c
+        int in = kind == KIND_CVAR   ? cvar_cat(i) == c
                  : kind == KIND_PVAR ? pvar_cat(i) == c
                                      : cat_parent(i) == c;
         if (!in)
@@ -841,8 +833,8 @@ static int members(int kind, int c, int len, int *out)
     return n;
 }
 
-int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc,
-                            int *desc_len, int *num_cvars, int *num_pvars, int *num_categories)
+int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                            int *num_cvars, int *num_pvars, int *num_categories)
 {
     ENTER();
     int i, b, where = split(KIND_CAT, cat_index, &i, &b);
@@ -1001,7 +993,6 @@ void hmpi_mpit_markdown(FILE *out)
         cat_name(cvar_cat(i), cat, sizeof cat);
         fprintf(out, "| `HMPI_%s` | %s | %s | `%s` | %s |\n", k->name,
                 type_name(cvar_type(k, &count)),
-                cvar_scope(k) == MPI_T_SCOPE_LOCAL ? "local (writable)" : "constant", cat,
-                k->doc);
+                cvar_scope(k) == MPI_T_SCOPE_LOCAL ? "local (writable)" : "constant", cat, k->doc);
     }
 }

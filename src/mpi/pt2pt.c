@@ -39,8 +39,8 @@ static int check_tag(int tag, int any_ok)
 {
     if (__builtin_expect(tag >= 0 && tag <= hmpi_tag_ub, 1) || (any_ok && tag == MPI_ANY_TAG))
         return MPI_SUCCESS;
-    return hmpi_err_what(MPI_ERR_TAG, "tag %d is outside 0..%d (MPI_TAG_UB)%s", tag,
-                         hmpi_tag_ub, any_ok ? " and is not MPI_ANY_TAG" : "");
+    return hmpi_err_what(MPI_ERR_TAG, "tag %d is outside 0..%d (MPI_TAG_UB)%s", tag, hmpi_tag_ub,
+                         any_ok ? " and is not MPI_ANY_TAG" : "");
 }
 
 /* The common case's checks: a real rank (peer), a tag in range (or MPI_ANY_TAG when
@@ -73,8 +73,8 @@ int hmpi_check_recv(hmpi_comm_t *c, const void *buf, int count, MPI_Datatype typ
     if (!err)
         err = check_tag(tag, 1);
     if (!err)
-        err = hmpi_check_rank(MPI_ERR_RANK, source, c->size, MPI_PROC_NULL, MPI_ANY_SOURCE,
-                              "source");
+        err =
+            hmpi_check_rank(MPI_ERR_RANK, source, c->size, MPI_PROC_NULL, MPI_ANY_SOURCE, "source");
     return err;
 }
 

@@ -41,7 +41,7 @@ int hmpi_node_below_wait(int n, MPI_Request *reqs)
     if (size == 1)
         return err;
     hmpi_backoff_t b = {.no_park = 1}; /* the MPI below wakes no futex (shm/wait.h) */
-    for (int i = 0; i < n && !err;) { /* each test moves them all */
+    for (int i = 0; i < n && !err;) {  /* each test moves them all */
         int flag = 0;
         if ((err = PMPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE)) == MPI_SUCCESS && flag)
             i++;

@@ -170,8 +170,8 @@ int hmpi_node_stat_ppid(const char *stat)
     char *end;
     errno = 0;
     long ppid = strtol(rp + 4, &end, 10);
-    if (errno != 0 || end == rp + 4 || (*end != ' ' && *end != '\0' && *end != '\n') ||
-        ppid < 0 || ppid > 0x7fffffff)
+    if (errno != 0 || end == rp + 4 || (*end != ' ' && *end != '\0' && *end != '\n') || ppid < 0 ||
+        ppid > 0x7fffffff)
         return -1;
     return (int)ppid;
 }
@@ -283,14 +283,9 @@ void hmpi_node_ptrace_setup(void)
     }
     int ok = 0;
     switch (hmpi_node_cma_policy(scope, ancestor)) {
-    case HMPI_CMA_FREE:
-        ok = 1;
-        break;
-    case HMPI_CMA_GRANT:
-        ok = prctl(PR_SET_PTRACER, (unsigned long)ancestor, 0, 0, 0) == 0;
-        break;
-    case HMPI_CMA_OFF:
-        break;
+    case HMPI_CMA_FREE: ok = 1; break;
+    case HMPI_CMA_GRANT: ok = prctl(PR_SET_PTRACER, (unsigned long)ancestor, 0, 0, 0) == 0; break;
+    case HMPI_CMA_OFF: break;
     }
     int all_ok = (int)hmpi_node_agree_min(ok);
     n->cma_allowed = all_ok;
@@ -306,6 +301,7 @@ void hmpi_node_ptrace_setup(void)
                                        : "no common ancestor of the node's ranks below init");
         else
             hmpi_log_info("Yama ptrace_scope=%d: process_vm_readv off on this node, buffers "
-                          "outside the heap are bounced", scope);
+                          "outside the heap are bounced",
+                          scope);
     }
 }

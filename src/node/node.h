@@ -29,16 +29,16 @@ typedef struct {
      * names these, never MPI_COMM_WORLD. World ranks are ranks in world. Written only
      * while HMPI sets itself up or tears itself down. */
     MPI_Comm world, self;
-    int active;           /* 1: HMPI accelerates this job; 0: pure pass-through */
-    int rank, size;       /* this rank's local rank (and slice), the node's ranks */
+    int active;     /* 1: HMPI accelerates this job; 0: pure pass-through */
+    int rank, size; /* this rank's local rank (and slice), the node's ranks */
     int world_rank, world_size;
-    int id;               /* the node's number: its lowest world rank */
-    int *world_of_local;  /* [size]: world rank of each local rank */
-    int *local_of_world;  /* [world_size]: local rank, or -1 off this node */
-    int nnodes;           /* nodes in the job */
-    int cma_allowed;      /* 0: the kernel refuses process_vm_readv between local ranks
+    int id;              /* the node's number: its lowest world rank */
+    int *world_of_local; /* [size]: world rank of each local rank */
+    int *local_of_world; /* [world_size]: local rank, or -1 off this node */
+    int nnodes;          /* nodes in the job */
+    int cma_allowed;     /* 0: the kernel refuses process_vm_readv between local ranks
                              (Yama), so CMA is not even tried: buffers are bounced */
-    int crowded;          /* 1: this host's ranks outnumber its online cores (waits
+    int crowded;         /* 1: this host's ranks outnumber its online cores (waits
                              yield early; collectives copy small data rather than wait
                              for its readers) */
     int32_t (*place)[HMPI_NODE_LEVELS]; /* [size]: each local rank's domain at each level

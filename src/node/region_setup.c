@@ -23,14 +23,14 @@
 enum { MAP_ATTEMPTS = 16 };
 
 typedef struct {
-    int status;          /* 0: the file exists and the offer stands */
-    unsigned shift;      /* log2 of one slice */
-    uintptr_t addr;      /* proposed address */
-    size_t len;          /* bytes of the whole region */
+    int status;     /* 0: the file exists and the offer stands */
+    unsigned shift; /* log2 of one slice */
+    uintptr_t addr; /* proposed address */
+    size_t len;     /* bytes of the whole region */
     char path[256];
-    int huge;            /* hmpi_hugepage_method_t the leader chose for the node */
-    int huge_rc;         /* what hmpi_hugepage_setup returned there */
-    char huge_why[384];  /* and why (said by the leader) */
+    int huge;           /* hmpi_hugepage_method_t the leader chose for the node */
+    int huge_rc;        /* what hmpi_hugepage_setup returned there */
+    char huge_why[384]; /* and why (said by the leader) */
 } offer_t;
 
 /* A rank could not map the region for want of address space: say which limit. */

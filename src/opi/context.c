@@ -27,7 +27,7 @@ static int codes[OPI_E_COUNT];
 static int shadow_keyval = MPI_KEYVAL_INVALID; /* on user comms: their hmpi_opi_comm_t */
 static int final_keyval = MPI_KEYVAL_INVALID;  /* on MPI_COMM_SELF under pass-through */
 static hmpi_opi_comm_t world_oc, self_oc;
-static int world_ok;      /* written at MPI_Init and MPI_Finalize only */
+static int world_ok; /* written at MPI_Init and MPI_Finalize only */
 static _Atomic int self_ok;
 static int threaded; /* the thread level HMPI was set up with is MPI_THREAD_MULTIPLE */
 static int shut;     /* shutdown_once ran since the last common_init */
@@ -44,8 +44,7 @@ static const struct {
     [OPI_E_FOREIGN] = {MPI_ERR_BUFFER, "OPI: *ptr is not a buffer of OPI_Alloc or OPI_Take"},
     [OPI_E_FREED] = {MPI_ERR_BUFFER,
                      "OPI: the buffer was already freed (double OPI_Free, or use after free)"},
-    [OPI_E_NOT_HELD] = {MPI_ERR_BUFFER,
-                        "OPI: the buffer is not this rank's (it was given away)"},
+    [OPI_E_NOT_HELD] = {MPI_ERR_BUFFER, "OPI: the buffer is not this rank's (it was given away)"},
     [OPI_E_TOO_SMALL] = {MPI_ERR_COUNT,
                          "OPI: count elements of the datatype do not fit in the buffer"},
     [OPI_E_TOO_LARGE] = {MPI_ERR_ARG, "OPI: OPI_Alloc length too large (limit 2^46 bytes)"},

@@ -12,8 +12,8 @@ enum { EMPTY = 0, GONE = 1 }; /* headers are 64-byte aligned, so never 0 or 1 */
 
 static struct {
     uintptr_t *slot;
-    size_t mask;  /* capacity - 1 (a power of two), or 0 before the first insert */
-    size_t used;  /* live entries and tombstones */
+    size_t mask; /* capacity - 1 (a power of two), or 0 before the first insert */
+    size_t used; /* live entries and tombstones */
     size_t live;
 } set;
 

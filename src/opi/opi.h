@@ -42,13 +42,13 @@ enum { OPI_FREE = 1, OPI_HELD = 2, OPI_GIVEN = 3 };
 #define OPI_STATE(holder, s) (((uint32_t)(holder) << 8) | (uint32_t)(s))
 
 typedef struct hmpi_opi_hdr_s {
-    hmpi_qnode_t link;       /* pool list, or the owner's return queue (FREE only) */
-    uint64_t magic;          /* OPI_HDR_MAGIC ^ address of this header, while alive */
-    uint64_t size;           /* bytes the program asked for: what a give may hold */
-    uint64_t len;            /* bytes of data given: written by the giver before it sends */
-    void *data;              /* == this + 1: the 8 bytes a local give sends */
-    _Atomic uint32_t state;  /* OPI_STATE(holder, FREE/HELD/GIVEN) */
-    uint32_t cls;            /* size class (pool.c): the capacity */
+    hmpi_qnode_t link;      /* pool list, or the owner's return queue (FREE only) */
+    uint64_t magic;         /* OPI_HDR_MAGIC ^ address of this header, while alive */
+    uint64_t size;          /* bytes the program asked for: what a give may hold */
+    uint64_t len;           /* bytes of data given: written by the giver before it sends */
+    void *data;             /* == this + 1: the 8 bytes a local give sends */
+    _Atomic uint32_t state; /* OPI_STATE(holder, FREE/HELD/GIVEN) */
+    uint32_t cls;           /* size class (pool.c): the capacity */
     char pad[16];
 } hmpi_opi_hdr_t;
 
@@ -60,10 +60,10 @@ static inline hmpi_opi_hdr_t *hmpi_opi_hdr(void *data) { return (hmpi_opi_hdr_t 
 /* ---- process-wide state (context.c) -------------------------------------------------- */
 
 typedef struct {
-    _Atomic int ready;  /* set (release) once the rest is written: OPI calls may run */
-    int me;             /* holder id of this rank: its local rank, 0 under pass-through */
-    int active;         /* HMPI accelerates the job: local peers get pointers */
-    int threaded;       /* MPI_THREAD_MULTIPLE: take hmpi_opi_lock */
+    _Atomic int ready; /* set (release) once the rest is written: OPI calls may run */
+    int me;            /* holder id of this rank: its local rank, 0 under pass-through */
+    int active;        /* HMPI accelerates the job: local peers get pointers */
+    int threaded;      /* MPI_THREAD_MULTIPLE: take hmpi_opi_lock */
     int tag_ub;
 } hmpi_opi_state_t;
 
@@ -71,9 +71,9 @@ extern hmpi_opi_state_t hmpi_opi;
 
 /* One communicator as OPI sees it. */
 typedef struct {
-    MPI_Comm shadow;    /* private dup of the user's: OPI's own matching context */
-    hmpi_comm_t *hs;    /* HMPI's state of the shadow, or NULL (pass-through, intercomm) */
-    int peers;          /* ranks addressable (remote group size of an intercomm) */
+    MPI_Comm shadow; /* private dup of the user's: OPI's own matching context */
+    hmpi_comm_t *hs; /* HMPI's state of the shadow, or NULL (pass-through, intercomm) */
+    int peers;       /* ranks addressable (remote group size of an intercomm) */
 } hmpi_opi_comm_t;
 
 /* An OPI message's buffer and peer on oc's shadow, for the point-to-point operations

@@ -89,14 +89,14 @@ static int finish_mixed(void **ptr, hmpi_opi_hdr_t *pkt, const hmpi_comm_t *hs, 
 
 typedef struct take_op_s {
     void **ptr;
-    hmpi_opi_hdr_t *pkt;     /* MIXED: the receive buffer; NULL for LOCAL */
-    MPI_Request inner;       /* the receive on the shadow */
-    const hmpi_comm_t *hs;   /* the shadow's state (the inner receive holds it alive) */
+    hmpi_opi_hdr_t *pkt;   /* MIXED: the receive buffer; NULL for LOCAL */
+    MPI_Request inner;     /* the receive on the shadow */
+    const hmpi_comm_t *hs; /* the shadow's state (the inner receive holds it alive) */
     int count;
     MPI_Datatype type;
-    int holds_type;          /* a derived type, held until the take completes */
+    int holds_type; /* a derived type, held until the take completes */
     hmpi_layout_t l;
-    struct take_op_s *next;  /* free list */
+    struct take_op_s *next; /* free list */
 } take_op_t;
 
 static take_op_t *free_ops; /* guarded by hmpi_opi_lock */

@@ -13,10 +13,7 @@
 
 int hmpi_bridge_pending;
 
-static int tags_overlap(int a, int b)
-{
-    return a == MPI_ANY_TAG || b == MPI_ANY_TAG || a == b;
-}
+static int tags_overlap(int a, int b) { return a == MPI_ANY_TAG || b == MPI_ANY_TAG || a == b; }
 
 /* A pending wildcard on c, posted before upto (NULL: anywhere), that could take a
  * message with this tag. */

@@ -11,10 +11,10 @@
  * and sessions' too: mpi/bsend.c says why). Engine lock. */
 #include "engine.h"
 
-static size_t attached;         /* bytes of the attached buffers (0: none) */
-static int automatic;           /* buffers attached as MPI_BUFFER_AUTOMATIC: no bound */
-static size_t used;             /* bytes held by this generation's messages not yet received */
-static uint8_t generation = 1;  /* of the messages reserved now (never 0) */
+static size_t attached;        /* bytes of the attached buffers (0: none) */
+static int automatic;          /* buffers attached as MPI_BUFFER_AUTOMATIC: no bound */
+static size_t used;            /* bytes held by this generation's messages not yet received */
+static uint8_t generation = 1; /* of the messages reserved now (never 0) */
 
 int hmpi_bsend_reserve(const hmpi_layout_t *t)
 {

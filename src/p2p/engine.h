@@ -109,11 +109,11 @@ typedef struct {
     struct hmpi_env_s *snext; /* in-flight list, or the free pool */
     void *bounce;             /* heap copy to free at DONE */
     uint8_t user_data;        /* data points at the user's buffer */
-    uint8_t buffered;         /* MPI_Bsend: the generation of the room it holds (bsend.c); 0: none */
-    uint8_t watched;          /* progress polls it: DONE frees more than the envelope */
-    uint8_t no_help;          /* synergistic: the receiver's block plan was bad */
-    uint8_t reclaim;          /* take the buffer's lines back at DONE (send.c) */
-    uint64_t size;            /* e->size as sent: the receiver may overwrite that one */
+    uint8_t buffered; /* MPI_Bsend: the generation of the room it holds (bsend.c); 0: none */
+    uint8_t watched;  /* progress polls it: DONE frees more than the envelope */
+    uint8_t no_help;  /* synergistic: the receiver's block plan was bad */
+    uint8_t reclaim;  /* take the buffer's lines back at DONE (send.c) */
+    uint64_t size;    /* e->size as sent: the receiver may overwrite that one */
 } hmpi_env_own_t;
 
 extern size_t hmpi_env_own_offset;

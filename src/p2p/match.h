@@ -25,10 +25,10 @@ typedef struct hmpi_match_msg_s {
 typedef struct hmpi_match_recv_s {
     struct hmpi_match_recv_s *next, *prev; /* posted list */
     uint32_t ctx;
-    int32_t src, tag;        /* ignored where any_src / any_tag */
+    int32_t src, tag; /* ignored where any_src / any_tag */
     uint8_t any_src, any_tag;
-    uint8_t held;            /* posted but matches nothing (a receive the bridge defers) */
-    uint8_t posted;          /* in the posted list */
+    uint8_t held;   /* posted but matches nothing (a receive the bridge defers) */
+    uint8_t posted; /* in the posted list */
 } hmpi_match_recv_t;
 
 typedef struct {
@@ -115,7 +115,7 @@ static inline void hmpi_match_park(hmpi_match_t *q, hmpi_match_msg_t *m)
 /* The oldest unexpected message r matches (r need not be posted: a probe's pattern),
  * taken off the list when remove; NULL when none. */
 static inline hmpi_match_msg_t *hmpi_match_find(hmpi_match_t *q, const hmpi_match_recv_t *r,
-                                               int remove)
+                                                int remove)
 {
     hmpi_match_msg_t *prev = NULL;
     for (hmpi_match_msg_t *m = q->unexp_head; m; prev = m, m = m->next) {

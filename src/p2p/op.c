@@ -220,9 +220,9 @@ int hmpi_p2p_recv(const hmpi_p2p_args_t *a, int persistent, MPI_Request *req, MP
  * HMPI, never by the MPI below, and a remote one by the MPI below), complete when both
  * are. Its status is the receive's; the replace form's copy goes with it. */
 typedef struct sendrecv_s {
-    MPI_Request recv, send; /* HMPI's or the MPI below's; MPI_REQUEST_NULL once done */
-    int err;                /* the first error of either */
-    void *copy;             /* the replace form's packed copy (the shared heap), or NULL */
+    MPI_Request recv, send;  /* HMPI's or the MPI below's; MPI_REQUEST_NULL once done */
+    int err;                 /* the first error of either */
+    void *copy;              /* the replace form's packed copy (the shared heap), or NULL */
     struct sendrecv_s *next; /* the free list */
 } sendrecv_t;
 

@@ -739,7 +739,8 @@ static int peek_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_St
         empty_status(status);
         return MPI_SUCCESS;
     }
-    MPI_Comm comm = *flag && hmpi_req_is_ours(reqs[*index]) ? comm_of(reqs[*index]) : MPI_COMM_WORLD;
+    MPI_Comm comm =
+        *flag && hmpi_req_is_ours(reqs[*index]) ? comm_of(reqs[*index]) : MPI_COMM_WORLD;
     return hmpi_raise_in(comm, err, fn);
 }
 

@@ -30,10 +30,9 @@ void hmpi_rma_acc_unlock(hmpi_win_t *w, int wl)
 
 static int predefined_op(MPI_Op op)
 {
-    return op == MPI_SUM || op == MPI_PROD || op == MPI_MAX || op == MPI_MIN ||
-           op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR || op == MPI_BAND ||
-           op == MPI_BOR || op == MPI_BXOR || op == MPI_MAXLOC || op == MPI_MINLOC ||
-           op == MPI_REPLACE || op == MPI_NO_OP;
+    return op == MPI_SUM || op == MPI_PROD || op == MPI_MAX || op == MPI_MIN || op == MPI_LAND ||
+           op == MPI_LOR || op == MPI_LXOR || op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR ||
+           op == MPI_MAXLOC || op == MPI_MINLOC || op == MPI_REPLACE || op == MPI_NO_OP;
 }
 
 /* The predefined type that type is built from (itself when predefined); MPI_ERR_TYPE
@@ -52,9 +51,9 @@ static int elem_of(MPI_Datatype type, MPI_Datatype *elem_p)
     MPI_Datatype *types = hmpi_heap_malloc(sizeof(MPI_Datatype) * (size_t)nd);
     int err = MPI_ERR_NO_MEM;
     if (ints && aints && types &&
-        (err = PMPI_Type_get_contents(type, ni, na, nd, ints, aints, types) ? MPI_ERR_TYPE
-                                                                             : MPI_SUCCESS) ==
-            MPI_SUCCESS) {
+        (err = PMPI_Type_get_contents(type, ni, na, nd, ints, aints, types)
+                   ? MPI_ERR_TYPE
+                   : MPI_SUCCESS) == MPI_SUCCESS) {
         MPI_Datatype elem = MPI_DATATYPE_NULL;
         for (int i = 0; i < nd; i++) {
             MPI_Datatype e;
@@ -218,8 +217,8 @@ static int acc_local(hmpi_win_t *w, int t, const hmpi_rma_buf_t *o, const hmpi_r
 }
 
 /* Compare-and-swap of one element on local target t. */
-static int cas_local(hmpi_win_t *w, int t, const void *origin, const void *compare,
-                     void *result, MPI_Datatype type, MPI_Aint disp)
+static int cas_local(hmpi_win_t *w, int t, const void *origin, const void *compare, void *result,
+                     MPI_Datatype type, MPI_Aint disp)
 {
     HMPI_ASSERT_INTERNAL(!w->mixed); /* as acc_local */
     hmpi_rma_region_t r;
@@ -257,8 +256,8 @@ static int done_request(MPI_Request *request)
 
 /* The common part of the six entry points: 1 when HMPI does the operation itself or
  * refuses it (err_p tells how it went), 0 when it belongs to the MPI below. */
-static int ours(hmpi_win_t *w, int target, int passive, MPI_Aint disp, int count,
-                MPI_Datatype type, int *err_p)
+static int ours(hmpi_win_t *w, int target, int passive, MPI_Aint disp, int count, MPI_Datatype type,
+                int *err_p)
 {
     *err_p = MPI_SUCCESS;
     if (!w)
@@ -288,11 +287,11 @@ static int describe(const void *oaddr, int ocount, MPI_Datatype otype, void *rad
 /* The argument checks of MPI_Get_accumulate and MPI_Rget_accumulate (MPI_NO_OP reads
  * no origin buffer). */
 static int check_get_acc(const hmpi_win_t *w, const void *oaddr, int ocount, MPI_Datatype otype,
-                         const void *raddr, int rcount, MPI_Datatype rtype, int target,
-                         int tcount, MPI_Datatype ttype, MPI_Op op)
+                         const void *raddr, int rcount, MPI_Datatype rtype, int target, int tcount,
+                         MPI_Datatype ttype, MPI_Op op)
 {
-    int err = hmpi_check_rma(op == MPI_NO_OP ? MPI_IN_PLACE : oaddr, ocount, otype, target,
-                             w->size, tcount, ttype);
+    int err = hmpi_check_rma(op == MPI_NO_OP ? MPI_IN_PLACE : oaddr, ocount, otype, target, w->size,
+                             tcount, ttype);
     if (!err)
         err = hmpi_check_buf(raddr, rcount, rtype, HMPI_SIDE_RESULT);
     if (!err)
@@ -308,8 +307,8 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
     if (w) {
-        err = hmpi_check_rma(origin_addr, origin_count, origin_datatype,
-                             target_rank, w->size, target_count, target_datatype);
+        err = hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank, w->size,
+                             target_count, target_datatype);
         if (!err)
             err = hmpi_check_acc_op(op, target_datatype);
         if (err)
@@ -318,24 +317,23 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
     if (!ours(w, target_rank, 0, target_disp, target_count, target_datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, origin_count, origin_datatype);
-        return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank,
-                               target_disp, target_count, target_datatype, op, win);
+        return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                               target_count, target_datatype, op, win);
     }
     if (err != MPI_SUCCESS || target_rank == MPI_PROC_NULL)
         return hmpi_raise_win(win, err, "MPI_Accumulate");
     hmpi_rma_buf_t o;
-    if ((err = describe(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
-                        op, &o, NULL)) == MPI_SUCCESS)
-        err = acc_local(w, target_rank, &o, NULL, target_disp, target_count, target_datatype,
-                        op);
+    if ((err = describe(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL, op,
+                        &o, NULL)) == MPI_SUCCESS)
+        err = acc_local(w, target_rank, &o, NULL, target_disp, target_count, target_datatype, op);
     return hmpi_raise_win(win, err, "MPI_Accumulate");
 }
 HMPI_PMPI(Accumulate)
 
-int MPI_Get_accumulate(const void *origin_addr, int origin_count,
-                       MPI_Datatype origin_datatype, void *result_addr, int result_count,
-                       MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                       int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                       void *result_addr, int result_count, MPI_Datatype result_datatype,
+                       int target_rank, MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     HMPI_ENTER("MPI_Get_accumulate");
     hmpi_win_t *w = hmpi_win_get(win);
@@ -356,8 +354,7 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count,
     hmpi_rma_buf_t o, res;
     if ((err = describe(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                         result_datatype, op, &o, &res)) == MPI_SUCCESS)
-        err = acc_local(w, target_rank, &o, &res, target_disp, target_count, target_datatype,
-                        op);
+        err = acc_local(w, target_rank, &o, &res, target_disp, target_count, target_datatype, op);
     return hmpi_raise_win(win, err, "MPI_Get_accumulate");
 }
 HMPI_PMPI(Get_accumulate)
@@ -369,8 +366,8 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
     if (w) {
-        err = hmpi_check_rma(op == MPI_NO_OP ? MPI_IN_PLACE : origin_addr, 1, datatype,
-                             target_rank, w->size, 1, datatype);
+        err = hmpi_check_rma(op == MPI_NO_OP ? MPI_IN_PLACE : origin_addr, 1, datatype, target_rank,
+                             w->size, 1, datatype);
         if (!err)
             err = hmpi_check_buf(result_addr, 1, datatype, HMPI_SIDE_RESULT);
         if (!err)
@@ -381,8 +378,8 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
     if (!ours(w, target_rank, 0, target_disp, 1, datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, 1, datatype);
-        return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp,
-                                 op, win);
+        return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op,
+                                 win);
     }
     if (err != MPI_SUCCESS || target_rank == MPI_PROC_NULL)
         return hmpi_raise_win(win, err, "MPI_Fetch_and_op");
@@ -395,15 +392,13 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
 HMPI_PMPI(Fetch_and_op)
 
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
-                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
-                         MPI_Win win)
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
     HMPI_ENTER("MPI_Compare_and_swap");
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
     if (w) {
-        err = hmpi_check_rma(origin_addr, 1, datatype,
-                             target_rank, w->size, 1, datatype);
+        err = hmpi_check_rma(origin_addr, 1, datatype, target_rank, w->size, 1, datatype);
         if (!err)
             err = hmpi_check_buf(result_addr, 1, datatype, HMPI_SIDE_RESULT);
         if (err)
@@ -412,27 +407,28 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
     if (!ours(w, target_rank, 0, target_disp, 1, datatype, &err)) {
         if (w)
             hmpi_rma_count_below(HMPI_RMA_ACC, 1, datatype);
-        return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype,
-                                     target_rank, target_disp, win);
+        return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank,
+                                     target_disp, win);
     }
     if (err != MPI_SUCCESS || target_rank == MPI_PROC_NULL)
         return hmpi_raise_win(win, err, "MPI_Compare_and_swap");
-    return hmpi_raise_win(win, cas_local(w, target_rank, origin_addr, compare_addr, result_addr,
-                                         datatype, target_disp), "MPI_Compare_and_swap");
+    return hmpi_raise_win(
+        win,
+        cas_local(w, target_rank, origin_addr, compare_addr, result_addr, datatype, target_disp),
+        "MPI_Compare_and_swap");
 }
 HMPI_PMPI(Compare_and_swap)
 
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, int target_count,
-                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                    MPI_Request *request)
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     HMPI_ENTER("MPI_Raccumulate");
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
     if (w) {
-        err = hmpi_check_rma(origin_addr, origin_count, origin_datatype,
-                             target_rank, w->size, target_count, target_datatype);
+        err = hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank, w->size,
+                             target_count, target_datatype);
         if (!err)
             err = hmpi_check_acc_op(op, target_datatype);
         if (!err && !request)
@@ -448,28 +444,28 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
     }
     hmpi_rma_buf_t o;
     if (err == MPI_SUCCESS && target_rank != MPI_PROC_NULL &&
-        (err = describe(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
-                        op, &o, NULL)) == MPI_SUCCESS)
-        err = acc_local(w, target_rank, &o, NULL, target_disp, target_count, target_datatype,
-                        op);
+        (err = describe(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL, op,
+                        &o, NULL)) == MPI_SUCCESS)
+        err = acc_local(w, target_rank, &o, NULL, target_disp, target_count, target_datatype, op);
     if (err == MPI_SUCCESS)
         err = done_request(request);
     return hmpi_raise_win(win, err, "MPI_Raccumulate");
 }
 HMPI_PMPI(Raccumulate)
 
-int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
-                        MPI_Datatype origin_datatype, void *result_addr, int result_count,
-                        MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                        int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                        MPI_Win win, MPI_Request *request)
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        void *result_addr, int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     HMPI_ENTER("MPI_Rget_accumulate");
     hmpi_win_t *w = hmpi_win_get(win);
     int err = MPI_SUCCESS;
-    if (w && (err = check_get_acc(w, origin_addr, origin_count, origin_datatype, result_addr,
-                                  result_count, result_datatype, target_rank, target_count,
-                                  target_datatype, op)) == MPI_SUCCESS && !request)
+    if (w &&
+        (err = check_get_acc(w, origin_addr, origin_count, origin_datatype, result_addr,
+                             result_count, result_datatype, target_rank, target_count,
+                             target_datatype, op)) == MPI_SUCCESS &&
+        !request)
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
     if (w && err)
         return hmpi_raise_win(win, err, "MPI_Rget_accumulate");
@@ -484,8 +480,7 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
     if (err == MPI_SUCCESS && target_rank != MPI_PROC_NULL &&
         (err = describe(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                         result_datatype, op, &o, &res)) == MPI_SUCCESS)
-        err = acc_local(w, target_rank, &o, &res, target_disp, target_count, target_datatype,
-                        op);
+        err = acc_local(w, target_rank, &o, &res, target_disp, target_count, target_datatype, op);
     if (err == MPI_SUCCESS)
         err = done_request(request);
     return hmpi_raise_win(win, err, "MPI_Rget_accumulate");

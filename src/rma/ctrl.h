@@ -49,9 +49,9 @@
 
 typedef struct {
     alignas(HMPI_CACHE_LINE) _Atomic uint32_t departed; /* members done with the block */
-    uint32_t nlocal;                                   /* written before publication */
-    uint32_t row_bytes;                                /* one post/done row, padded */
-    uint32_t tsync_off, post_off, done_off;            /* byte offsets from the block */
+    uint32_t nlocal;                                    /* written before publication */
+    uint32_t row_bytes;                                 /* one post/done row, padded */
+    uint32_t tsync_off, post_off, done_off;             /* byte offsets from the block */
     uint32_t barrier_off;
 } hmpi_rma_ctrl_t;
 
@@ -68,8 +68,8 @@ static_assert(sizeof(hmpi_rma_tsync_t) == 2 * HMPI_CACHE_LINE &&
 /* Bytes of a block for n local members. */
 static inline size_t hmpi_rma_ctrl_size(uint32_t n)
 {
-    size_t row = ((size_t)n * sizeof(uint32_t) + HMPI_CACHE_LINE - 1) / HMPI_CACHE_LINE *
-                 HMPI_CACHE_LINE;
+    size_t row =
+        ((size_t)n * sizeof(uint32_t) + HMPI_CACHE_LINE - 1) / HMPI_CACHE_LINE * HMPI_CACHE_LINE;
     return sizeof(hmpi_rma_ctrl_t) + n * sizeof(hmpi_rma_tsync_t) + 2 * (size_t)n * row +
            hmpi_barrier_size(n);
 }

@@ -28,8 +28,8 @@ int hmpi_rma_buf(const void *addr, int count, MPI_Datatype type, hmpi_rma_buf_t 
     return MPI_SUCCESS;
 }
 
-int hmpi_rma_region(const hmpi_win_t *w, const hmpi_rma_member_t *m, MPI_Aint disp,
-                    int count, MPI_Datatype type, hmpi_rma_region_t *r_p)
+int hmpi_rma_region(const hmpi_win_t *w, const hmpi_rma_member_t *m, MPI_Aint disp, int count,
+                    MPI_Datatype type, hmpi_rma_region_t *r_p)
 {
     hmpi_rma_buf_t b;
     int err = hmpi_rma_buf(NULL, count, type, &b);
@@ -56,8 +56,7 @@ int hmpi_rma_region(const hmpi_win_t *w, const hmpi_rma_member_t *m, MPI_Aint di
     return MPI_SUCCESS;
 }
 
-int hmpi_rma_check_below(const hmpi_win_t *w, int t, MPI_Aint disp, int count,
-                         MPI_Datatype type)
+int hmpi_rma_check_below(const hmpi_win_t *w, int t, MPI_Aint disp, int count, MPI_Datatype type)
 {
     hmpi_rma_region_t r;
     return w->dynamic ? MPI_SUCCESS : hmpi_rma_region(w, &w->mem[t], disp, count, type, &r);

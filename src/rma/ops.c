@@ -48,8 +48,7 @@ typedef struct {
 } direct_t;
 
 static inline int direct(const hmpi_win_t *w, const void *oaddr, int count, MPI_Datatype otype,
-                         int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
-                         direct_t *d)
+                         int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, direct_t *d)
 {
     if (otype != ttype || count != tcount || count <= 0 || !oaddr ||
         (unsigned)target >= (unsigned)w->size || w->dynamic)
@@ -96,11 +95,10 @@ static int below(const call_t *c, const side_t *o, int target_rank, MPI_Aint tar
 {
     void *addr = (void *)o->addr; /* an MPI_Get's origin is theirs to write */
     if (c->kind == HMPI_RMA_PUT)
-        return c->request_form
-                   ? PMPI_Rput(addr, o->count, o->type, target_rank, target_disp, target_count,
-                               target_datatype, win, c->request)
-                   : PMPI_Put(addr, o->count, o->type, target_rank, target_disp, target_count,
-                              target_datatype, win);
+        return c->request_form ? PMPI_Rput(addr, o->count, o->type, target_rank, target_disp,
+                                           target_count, target_datatype, win, c->request)
+                               : PMPI_Put(addr, o->count, o->type, target_rank, target_disp,
+                                          target_count, target_datatype, win);
     return c->request_form ? PMPI_Rget(addr, o->count, o->type, target_rank, target_disp,
                                        target_count, target_datatype, win, c->request)
                            : PMPI_Get(addr, o->count, o->type, target_rank, target_disp,
@@ -119,12 +117,11 @@ static int done(const call_t *c, int err)
 /* Any of the four calls past the direct case: checks, MPI_PROC_NULL, the MPI below, CMA,
  * derived types. */
 __attribute__((noinline)) static int full(const call_t *c, hmpi_win_t *w, const side_t *o,
-                                           int target_rank, MPI_Aint target_disp,
-                                           int target_count, MPI_Datatype target_datatype,
-                                           MPI_Win win)
+                                          int target_rank, MPI_Aint target_disp, int target_count,
+                                          MPI_Datatype target_datatype, MPI_Win win)
 {
-    int check = w ? hmpi_check_rma(o->addr, o->count, o->type, target_rank, w->size,
-                                   target_count, target_datatype)
+    int check = w ? hmpi_check_rma(o->addr, o->count, o->type, target_rank, w->size, target_count,
+                                   target_datatype)
                   : MPI_SUCCESS;
     if (!check && w && c->request_form && !c->request)
         check = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
@@ -143,21 +140,21 @@ __attribute__((noinline)) static int full(const call_t *c, hmpi_win_t *w, const 
         return below(c, o, target_rank, target_disp, target_count, target_datatype, win);
     }
     if (err == MPI_SUCCESS)
-        err = done(c, move_local(w, c->kind, o, target_rank, target_disp, target_count,
-                                 target_datatype));
+        err = done(
+            c, move_local(w, c->kind, o, target_rank, target_disp, target_count, target_datatype));
     return hmpi_raise_win(win, err, c->fn);
 }
 
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, int target_count,
-            MPI_Datatype target_datatype, MPI_Win win)
+            int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+            MPI_Win win)
 {
     HMPI_ENTER("MPI_Put");
     hmpi_win_t *w = hmpi_win_get(win);
     direct_t d;
-    if (__builtin_expect(w && direct(w, origin_addr, origin_count, origin_datatype,
-                                     target_rank, target_disp, target_count,
-                                     target_datatype, &d), 1)) {
+    if (__builtin_expect(w && direct(w, origin_addr, origin_count, origin_datatype, target_rank,
+                                     target_disp, target_count, target_datatype, &d),
+                         1)) {
         copy(d.target, (const char *)origin_addr + d.lb, d.bytes);
         hmpi_rma_count_local(HMPI_RMA_PUT, d.bytes, 0);
         return MPI_SUCCESS;
@@ -168,16 +165,15 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
 }
 HMPI_PMPI(Put)
 
-int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, int target_count,
-            MPI_Datatype target_datatype, MPI_Win win)
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     HMPI_ENTER("MPI_Get");
     hmpi_win_t *w = hmpi_win_get(win);
     direct_t d;
-    if (__builtin_expect(w && direct(w, origin_addr, origin_count, origin_datatype,
-                                     target_rank, target_disp, target_count,
-                                     target_datatype, &d), 1)) {
+    if (__builtin_expect(w && direct(w, origin_addr, origin_count, origin_datatype, target_rank,
+                                     target_disp, target_count, target_datatype, &d),
+                         1)) {
         copy((char *)origin_addr + d.lb, d.target, d.bytes);
         hmpi_rma_count_local(HMPI_RMA_GET, d.bytes, 0);
         return MPI_SUCCESS;
@@ -189,25 +185,25 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
 HMPI_PMPI(Get)
 
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+             MPI_Win win, MPI_Request *request)
 {
     HMPI_ENTER("MPI_Rput");
     call_t c = {"MPI_Rput", HMPI_RMA_PUT, 1, request};
     side_t o = {origin_addr, origin_count, origin_datatype};
-    return full(&c, hmpi_win_get(win), &o, target_rank, target_disp, target_count,
-                target_datatype, win);
+    return full(&c, hmpi_win_get(win), &o, target_rank, target_disp, target_count, target_datatype,
+                win);
 }
 HMPI_PMPI(Rput)
 
-int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+             MPI_Request *request)
 {
     HMPI_ENTER("MPI_Rget");
     call_t c = {"MPI_Rget", HMPI_RMA_GET, 1, request};
     side_t o = {origin_addr, origin_count, origin_datatype};
-    return full(&c, hmpi_win_get(win), &o, target_rank, target_disp, target_count,
-                target_datatype, win);
+    return full(&c, hmpi_win_get(win), &o, target_rank, target_disp, target_count, target_datatype,
+                win);
 }
 HMPI_PMPI(Rget)

@@ -35,12 +35,12 @@ typedef enum {
 } hmpi_rma_path_t;
 
 typedef struct {
-    char *base;      /* the target's window (DIRECT: the same address in this rank) */
-    uint64_t size;   /* bytes */
+    char *base;    /* the target's window (DIRECT: the same address in this rank) */
+    uint64_t size; /* bytes */
     int disp_unit;
-    int wl;          /* index among the window's local members, -1 when remote */
-    uint8_t path;    /* hmpi_rma_path_t */
-    pid_t pid;       /* the target's process (CMA) */
+    int wl;       /* index among the window's local members, -1 when remote */
+    uint8_t path; /* hmpi_rma_path_t */
+    pid_t pid;    /* the target's process (CMA) */
 } hmpi_rma_member_t;
 
 /* How a wait loop of src/rma waits (hmpi_rma_wait_step). */
@@ -60,39 +60,39 @@ enum {
 /* One window, private to this process. The epoch fields are changed only by the
  * synchronization calls (the standard forbids racing them with operations). */
 typedef struct hmpi_win_s {
-    MPI_Win handle;            /* the MPI below's window */
-    int flavor;                /* MPI_WIN_FLAVOR_* the program asked for */
-    int model;                 /* MPI_WIN_UNIFIED: loads and stores see RMA at once */
-    void *attr_base;           /* MPI_WIN_BASE, MPI_WIN_SIZE, MPI_WIN_DISP_UNIT as the */
-    MPI_Aint attr_size;        /* program was given them (some MPIs adjust the base of */
-    int attr_disp_unit;        /* a window over memory they did not allocate) */
-    int rank, size;            /* in the window's group */
-    int nlocal, wl;            /* local members; this rank's index among them */
-    int mixed;                 /* see the top of this file */
-    int dynamic;               /* MPI_Win_create_dynamic: displacements are addresses */
-    hmpi_rma_member_t *mem;    /* [size] */
-    int *rank_of_wl;           /* [nlocal] */
-    hmpi_rma_ctrl_t *ctrl;     /* the node's control block (shared heap) */
-    hmpi_barrier_t bar;        /* this member's side of ctrl's barrier */
-    int leader;                /* this rank allocated ctrl and frees it */
-    void *own_mem;             /* heap memory of Win_allocate(_shared) to free, or NULL */
-    int noncontig;             /* shared window made with alloc_shared_noncontig=true */
-    MPI_Group group;           /* the window's group, for PSCW groups */
+    MPI_Win handle;         /* the MPI below's window */
+    int flavor;             /* MPI_WIN_FLAVOR_* the program asked for */
+    int model;              /* MPI_WIN_UNIFIED: loads and stores see RMA at once */
+    void *attr_base;        /* MPI_WIN_BASE, MPI_WIN_SIZE, MPI_WIN_DISP_UNIT as the */
+    MPI_Aint attr_size;     /* program was given them (some MPIs adjust the base of */
+    int attr_disp_unit;     /* a window over memory they did not allocate) */
+    int rank, size;         /* in the window's group */
+    int nlocal, wl;         /* local members; this rank's index among them */
+    int mixed;              /* see the top of this file */
+    int dynamic;            /* MPI_Win_create_dynamic: displacements are addresses */
+    hmpi_rma_member_t *mem; /* [size] */
+    int *rank_of_wl;        /* [nlocal] */
+    hmpi_rma_ctrl_t *ctrl;  /* the node's control block (shared heap) */
+    hmpi_barrier_t bar;     /* this member's side of ctrl's barrier */
+    int leader;             /* this rank allocated ctrl and frees it */
+    void *own_mem;          /* heap memory of Win_allocate(_shared) to free, or NULL */
+    int noncontig;          /* shared window made with alloc_shared_noncontig=true */
+    MPI_Group group;        /* the window's group, for PSCW groups */
     /* epochs */
-    int fence;                 /* a fence without NOSUCCEED opened an epoch */
-    int lock_all;              /* in MPI_Win_lock_all */
-    int lock_all_nocheck;      /* ... with MPI_MODE_NOCHECK: no lock words taken */
-    int nlocks;                /* targets locked with MPI_Win_lock */
-    int started, posted;       /* in an access (start) / exposure (post) epoch */
-    uint8_t *acc;              /* [size]: HMPI_ACC_* marks */
-    int *start_ranks, nstart;  /* [size]: the targets of the access epoch */
-    int *post_ranks, npost;    /* [size]: the origins of the exposure epoch */
-    uint32_t *seen_post;       /* [nlocal]: posts consumed from each local target */
-    uint32_t *seen_done;       /* [nlocal]: completions consumed from each local origin */
-    int *scratch;              /* [size]: group translation */
-    hmpi_rma_wait_t polls;     /* MPI_Win_test calls that found the epoch still open */
-    unsigned char sink;        /* mixed: where the gets that force lock grants land */
-    struct hmpi_win_s *next;   /* hash chain */
+    int fence;                /* a fence without NOSUCCEED opened an epoch */
+    int lock_all;             /* in MPI_Win_lock_all */
+    int lock_all_nocheck;     /* ... with MPI_MODE_NOCHECK: no lock words taken */
+    int nlocks;               /* targets locked with MPI_Win_lock */
+    int started, posted;      /* in an access (start) / exposure (post) epoch */
+    uint8_t *acc;             /* [size]: HMPI_ACC_* marks */
+    int *start_ranks, nstart; /* [size]: the targets of the access epoch */
+    int *post_ranks, npost;   /* [size]: the origins of the exposure epoch */
+    uint32_t *seen_post;      /* [nlocal]: posts consumed from each local target */
+    uint32_t *seen_done;      /* [nlocal]: completions consumed from each local origin */
+    int *scratch;             /* [size]: group translation */
+    hmpi_rma_wait_t polls;    /* MPI_Win_test calls that found the epoch still open */
+    unsigned char sink;       /* mixed: where the gets that force lock grants land */
+    struct hmpi_win_s *next;  /* hash chain */
 } hmpi_win_t;
 
 /* The walker of the assertions (common/assert.h), window.c: 1 when w is consistent, the
@@ -142,8 +142,8 @@ void hmpi_rma_discard(hmpi_win_t *w);
 /* The below's MPI_Win_create over a window's memory, quietly and collectively: an
  * error is returned in every member alike, not raised, so that the caller can let the
  * below do it all instead (Open MPI 4.1 has no MPI_Win_create on MPI_COMM_SELF). */
-int hmpi_rma_below_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
-                          MPI_Comm comm, MPI_Win *win);
+int hmpi_rma_below_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                          MPI_Win *win);
 
 /* The one place an RMA error is raised: through the window's error handler. */
 static inline int hmpi_win_raise(MPI_Win win, int code)
@@ -182,12 +182,12 @@ void hmpi_rma_barrier(hmpi_win_t *w);
 
 /* Where count elements of type land in a target: the region an operation touches. */
 typedef struct {
-    char *addr;         /* the target buffer: base + disp * disp_unit (dynamic: disp) */
+    char *addr; /* the target buffer: base + disp * disp_unit (dynamic: disp) */
     int count;
     MPI_Datatype type;
-    hmpi_layout_t l;    /* the bytes touched are [addr + l.lo, + l.span); none when
+    hmpi_layout_t l; /* the bytes touched are [addr + l.lo, + l.span); none when
                            l.size is 0 (then l.lo and l.span are 0) */
-    uint8_t path;       /* DIRECT or CMA */
+    uint8_t path;    /* DIRECT or CMA */
     pid_t pid;
 } hmpi_rma_region_t;
 
@@ -201,12 +201,11 @@ typedef struct {
 
 /* Describes target region and checks it lies inside the target's window. Returns
  * MPI_SUCCESS, MPI_ERR_COUNT, MPI_ERR_TYPE or MPI_ERR_RMA_RANGE. */
-int hmpi_rma_region(const hmpi_win_t *w, const hmpi_rma_member_t *m, MPI_Aint disp,
-                    int count, MPI_Datatype type, hmpi_rma_region_t *r_p);
+int hmpi_rma_region(const hmpi_win_t *w, const hmpi_rma_member_t *m, MPI_Aint disp, int count,
+                    MPI_Datatype type, hmpi_rma_region_t *r_p);
 int hmpi_rma_buf(const void *addr, int count, MPI_Datatype type, hmpi_rma_buf_t *b_p);
 /* The same checks for a target the MPI below serves (which may not check the range). */
-int hmpi_rma_check_below(const hmpi_win_t *w, int t, MPI_Aint disp, int count,
-                         MPI_Datatype type);
+int hmpi_rma_check_below(const hmpi_win_t *w, int t, MPI_Aint disp, int count, MPI_Datatype type);
 
 /* Moves packed bytes (r->bytes) into / out of a target region. */
 int hmpi_rma_write(const hmpi_rma_region_t *r, const void *packed);
@@ -249,9 +248,6 @@ static inline void hmpi_rma_count_local(int kind, size_t bytes, int cma)
 void hmpi_rma_count_below(int kind, int count, MPI_Datatype type);
 
 /* MPI_Win_sync of the MPI below needs a passive epoch there. */
-static inline int hmpi_rma_in_passive(const hmpi_win_t *w)
-{
-    return w->lock_all || w->nlocks > 0;
-}
+static inline int hmpi_rma_in_passive(const hmpi_win_t *w) { return w->lock_all || w->nlocks > 0; }
 
 #endif

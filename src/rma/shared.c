@@ -119,8 +119,8 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, 
     }
     *size = (MPI_Aint)w->mem[rank].size;
     *disp_unit = w->mem[rank].disp_unit;
-    *(void **)baseptr = w->mem[rank].size == 0 ? empty_base(w->mem[rank].base, w->noncontig)
-                                               : w->mem[rank].base;
+    *(void **)baseptr =
+        w->mem[rank].size == 0 ? empty_base(w->mem[rank].base, w->noncontig) : w->mem[rank].base;
     return MPI_SUCCESS;
 }
 HMPI_PMPI(Win_shared_query)

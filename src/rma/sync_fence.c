@@ -20,7 +20,7 @@ int MPI_Win_fence(int assert, MPI_Win win)
         return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_fence");
     /* Both assertions are given by every member or by none: then no epoch ends and none
      * begins, and there is nothing to order here. */
-    int order = (assert & (MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) !=
+    int order = (assert &(MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) !=
                 (MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED);
     if (order)
         hmpi_rma_barrier(w);
@@ -31,7 +31,7 @@ int MPI_Win_fence(int assert, MPI_Win win)
         if (order)
             hmpi_rma_barrier(w);
     }
-    w->fence = !(assert & MPI_MODE_NOSUCCEED);
+    w->fence = !(assert &MPI_MODE_NOSUCCEED);
     HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
     return MPI_SUCCESS;
 }

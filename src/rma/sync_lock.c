@@ -55,7 +55,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
         return hmpi_raise_win(win, MPI_ERR_LOCKTYPE, "MPI_Win_lock");
     if (w->lock_all || (w->acc[rank] & HMPI_ACC_LOCKED) || w->started)
         return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_lock");
-    int excl = lock_type == MPI_LOCK_EXCLUSIVE, nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    int excl = lock_type == MPI_LOCK_EXCLUSIVE, nocheck = (assert &MPI_MODE_NOCHECK) != 0;
     if (w->mixed) {
         int rc = PMPI_Win_lock(lock_type, rank, assert, win);
         if (rc == MPI_SUCCESS && w->mem[rank].path != HMPI_RMA_BELOW && !nocheck)
@@ -65,8 +65,8 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     } else if (!nocheck) {
         lock_word(w, w->mem[rank].wl, excl);
     }
-    w->acc[rank] |= (uint8_t)((excl ? HMPI_ACC_EXCL : HMPI_ACC_SHARED) |
-                              (nocheck ? HMPI_ACC_NOCHECK : 0));
+    w->acc[rank] |=
+        (uint8_t)((excl ? HMPI_ACC_EXCL : HMPI_ACC_SHARED) | (nocheck ? HMPI_ACC_NOCHECK : 0));
     w->nlocks++;
     w->fence = 0;
     HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
@@ -88,7 +88,7 @@ int MPI_Win_unlock(int rank, MPI_Win win)
     if (!(a & HMPI_ACC_LOCKED))
         return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_unlock");
     HMPI_ASSERT_INTERNAL(w->nlocks > 0); /* it counts the marked targets */
-    w->acc[rank] &= (uint8_t)~(HMPI_ACC_LOCKED | HMPI_ACC_NOCHECK);
+    w->acc[rank] &= (uint8_t) ~(HMPI_ACC_LOCKED | HMPI_ACC_NOCHECK);
     w->nlocks--;
     HMPI_ASSERT_EXPENSIVE(hmpi_rma_win_is_valid(w));
     atomic_thread_fence(memory_order_seq_cst); /* direct operations before the release */
@@ -108,7 +108,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
         return PMPI_Win_lock_all(assert, win);
     if (w->lock_all || w->nlocks || w->started) /* an exposure epoch may overlap */
         return hmpi_raise_win(win, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all");
-    int nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    int nocheck = (assert &MPI_MODE_NOCHECK) != 0;
     if (w->mixed) {
         int rc = PMPI_Win_lock_all(assert, win);
         for (int r = 0; r < w->size && rc == MPI_SUCCESS && !nocheck; r++) {

@@ -41,7 +41,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
         return err;
     /* NOCHECK: the matching starts are known to come after this post, and are made with
      * NOCHECK too (the standard asks for both or neither): nothing to count. */
-    if (!(assert & MPI_MODE_NOCHECK)) {
+    if (!(assert &MPI_MODE_NOCHECK)) {
         for (int i = 0; i < w->npost; i++) {
             int o = w->mem[w->post_ranks[i]].wl;
             if (o >= 0)
@@ -75,7 +75,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     for (int i = 0; i < w->nstart; i++) {
         int r = w->start_ranks[i], t = w->mem[r].wl;
         w->acc[r] |= HMPI_ACC_START;
-        if (t < 0 || (assert & MPI_MODE_NOCHECK))
+        if (t < 0 || (assert &MPI_MODE_NOCHECK))
             continue;
         _Atomic uint32_t *cell = hmpi_rma_post_cell(w->ctrl, t, w->wl);
         hmpi_rma_wait_t wt = {{0}};

@@ -138,9 +138,9 @@ void hmpi_rma_barrier(hmpi_win_t *w)
 enum { PUB_OK = 1, PUB_HEAP = 2 };
 typedef struct {
     uint64_t base, size;
-    uint64_t ctrl;      /* the local leader's control block, 0 from the others */
+    uint64_t ctrl; /* the local leader's control block, 0 from the others */
     int32_t disp_unit;
-    int32_t flags;      /* PUB_* */
+    int32_t flags; /* PUB_* */
 } pub_t;
 
 hmpi_comm_t *hmpi_rma_comm(MPI_Comm comm)
@@ -150,10 +150,7 @@ hmpi_comm_t *hmpi_rma_comm(MPI_Comm comm)
     return hmpi_comm_get(comm);
 }
 
-static void *zalloc(size_t n)
-{
-    return hmpi_heap_calloc(n ? n : 1, 1);
-}
+static void *zalloc(size_t n) { return hmpi_heap_calloc(n ? n : 1, 1); }
 
 /* How origins reach a member. A dynamic window's member is reached directly at heap
  * addresses (decided per operation, move.c) and through CMA at the others. */
@@ -166,8 +163,8 @@ static int member_path(const pub_t *p, int local, int flavor)
     return hmpi_ctrl()->rank[local].cma_ok ? HMPI_RMA_CMA : HMPI_RMA_BELOW;
 }
 
-hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint size,
-                           int disp_unit, int ok, int flavor)
+hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint size, int disp_unit,
+                           int ok, int flavor)
 {
     int n = c->size;
     pub_t *all = zalloc(sizeof(pub_t) * (size_t)n);
@@ -215,8 +212,8 @@ hmpi_win_t *hmpi_rma_setup(hmpi_comm_t *c, MPI_Comm comm, void *base, MPI_Aint s
             ok = 0;
         }
     }
-    pub_t mine = {(uint64_t)(uintptr_t)base, (uint64_t)size, (uint64_t)(uintptr_t)ctrl,
-                  disp_unit, ok ? PUB_OK : 0};
+    pub_t mine = {(uint64_t)(uintptr_t)base, (uint64_t)size, (uint64_t)(uintptr_t)ctrl, disp_unit,
+                  ok ? PUB_OK : 0};
     if (size == 0 || hmpi_heap_is_shared_range(base, (size_t)size))
         mine.flags |= PUB_HEAP;
     /* Nonblocking, waited for with point-to-point progress: a member that posted a
@@ -297,8 +294,8 @@ void hmpi_rma_discard(hmpi_win_t *w)
     destroy(w);
 }
 
-int hmpi_rma_below_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
-                          MPI_Comm comm, MPI_Win *win)
+int hmpi_rma_below_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                          MPI_Win *win)
 {
     MPI_Errhandler old;
     PMPI_Comm_get_errhandler(comm, &old);
@@ -340,16 +337,16 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 }
 HMPI_PMPI(Win_create)
 
-int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                     void *baseptr, MPI_Win *win)
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                     MPI_Win *win)
 {
     HMPI_ENTER("MPI_Win_allocate");
     hmpi_comm_t *c = hmpi_rma_comm(comm);
     if (!c || size < 0 || disp_unit <= 0)
         return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
     void *mem = hmpi_heap_shared_alloc((size_t)size);
-    hmpi_win_t *w = hmpi_rma_setup(c, comm, mem, size, disp_unit, mem != NULL,
-                                   MPI_WIN_FLAVOR_ALLOCATE);
+    hmpi_win_t *w =
+        hmpi_rma_setup(c, comm, mem, size, disp_unit, mem != NULL, MPI_WIN_FLAVOR_ALLOCATE);
     if (!w) { /* some member's heap could not serve it: the below allocates */
         hmpi_heap_free(mem);
         return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
@@ -490,10 +487,7 @@ void hmpi_rma_count_below(int kind, int count, MPI_Datatype type)
 
 /* ---- init / finalize --------------------------------------------------------------------- */
 
-int hmpi_rma_init(void)
-{
-    return 0;
-}
+int hmpi_rma_init(void) { return 0; }
 
 /* Windows still open at MPI_Finalize (an erroneous program) are only forgotten: their
  * memory and control blocks stay in the region, which lives as long as the process. */

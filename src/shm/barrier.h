@@ -36,9 +36,9 @@ typedef struct {
 typedef struct {
     hmpi_barrier_flag_t *flags; /* [n * rounds], zeroed before the first barrier */
     uint32_t n, me, rounds;
-    uint32_t seq;               /* barriers begun */
-    uint32_t round;             /* rounds of the current one passed */
-    int told;                   /* this round's partner is told */
+    uint32_t seq;   /* barriers begun */
+    uint32_t round; /* rounds of the current one passed */
+    int told;       /* this round's partner is told */
 } hmpi_barrier_t;
 
 static inline uint32_t hmpi_barrier_rounds(uint32_t n)

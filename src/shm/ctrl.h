@@ -40,15 +40,12 @@ typedef struct {
 static_assert(sizeof(hmpi_rank_ctrl_t) == 6 * HMPI_CACHE_LINE, "one line per writer");
 
 typedef struct {
-    uint64_t magic; /* HMPI_CTRL_MAGIC and the node's rank count: written by local rank */
-    int nranks;     /* 0, checked by every local rank at its start (p2p/progress.c) */
+    uint64_t magic;        /* HMPI_CTRL_MAGIC and the node's rank count: written by local rank */
+    int nranks;            /* 0, checked by every local rank at its start (p2p/progress.c) */
     hmpi_park_node_t park; /* the node's sleepers: read by every waker, written rarely */
     alignas(HMPI_CACHE_LINE) hmpi_rank_ctrl_t rank[]; /* [nranks] */
 } hmpi_ctrl_t;
 
-static inline hmpi_ctrl_t *hmpi_ctrl(void)
-{
-    return (hmpi_ctrl_t *)hmpi_region.base;
-}
+static inline hmpi_ctrl_t *hmpi_ctrl(void) { return (hmpi_ctrl_t *)hmpi_region.base; }
 
 #endif

@@ -31,10 +31,10 @@
 
 typedef struct {
     unsigned spins;
-    unsigned limit; /* hmpi_spin_limit, read once the wait outlasts HMPI_SPIN_EARLY */
-    uint64_t t0;    /* the clock (ns) then, when counting; 0: not timed */
-    uint64_t since; /* the clock (ns) at its first yield, when it may park; 0: none yet */
-    uint32_t bell;  /* parked: the bell's value it sleeps on */
+    unsigned limit;  /* hmpi_spin_limit, read once the wait outlasts HMPI_SPIN_EARLY */
+    uint64_t t0;     /* the clock (ns) then, when counting; 0: not timed */
+    uint64_t since;  /* the clock (ns) at its first yield, when it may park; 0: none yet */
+    uint32_t bell;   /* parked: the bell's value it sleeps on */
     uint32_t nap_us; /* parked: its next nap; 0: not parked */
     uint8_t no_park; /* 1: yields at most: a test call (it must return), a wait on the
                         MPI below (which wakes no futex) */

@@ -17,7 +17,8 @@
 #include <dlfcn.h>
 #endif
 
-namespace {
+namespace
+{
 
 int failures = 0;
 
@@ -48,8 +49,7 @@ std::vector<T> exchange(const std::vector<T> &v, MPI_Datatype type, int peer, in
 {
     std::vector<T> in(v.size());
     MPI_Sendrecv(v.data(), static_cast<int>(v.size()), type, peer, tag, in.data(),
-                 static_cast<int>(in.size()), type, peer, tag, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+                 static_cast<int>(in.size()), type, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     return in;
 }
 

@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAIL(...)                                                                     \
-    do {                                                                              \
-        fprintf(stderr, "fuzz_knobs: " __VA_ARGS__);                                  \
-        fputc('\n', stderr);                                                          \
-        abort();                                                                      \
+#define FAIL(...)                                    \
+    do {                                             \
+        fprintf(stderr, "fuzz_knobs: " __VA_ARGS__); \
+        fputc('\n', stderr);                         \
+        abort();                                     \
     } while (0)
 
 /* The grammar, spelt out without strtoull. */
@@ -34,7 +34,8 @@ static int reference(const hmpi_knob_info_t *k, const char *s, long long *out_p)
     if (*p < '0' || *p > '9')
         return -1;
     for (; *p >= '0' && *p <= '9'; p++)
-        if (__builtin_mul_overflow(v, 10ULL, &v) || __builtin_add_overflow(v, (unsigned)(*p - '0'), &v))
+        if (__builtin_mul_overflow(v, 10ULL, &v) ||
+            __builtin_add_overflow(v, (unsigned)(*p - '0'), &v))
             return -1;
     unsigned shift = 0;
     if (k->type == HMPI_KNOB_SIZE && *p) {

@@ -15,11 +15,11 @@
 
 enum { CAP = 48, NCTX = 3, NSRC = 4, NTAG = 4, ANY = -1 };
 
-#define FAIL(...)                                                                     \
-    do {                                                                              \
-        fprintf(stderr, "fuzz_match: " __VA_ARGS__);                                  \
-        fputc('\n', stderr);                                                          \
-        abort();                                                                      \
+#define FAIL(...)                                    \
+    do {                                             \
+        fprintf(stderr, "fuzz_match: " __VA_ARGS__); \
+        fputc('\n', stderr);                         \
+        abort();                                     \
     } while (0)
 
 /* ---- the engine's side: match.h on objects that carry an id ------------------------ */
@@ -39,7 +39,7 @@ typedef struct {
 
 typedef struct {
     int id;
-    int ctx, src, tag;  /* src/tag ANY for a wildcard (receives only) */
+    int ctx, src, tag; /* src/tag ANY for a wildcard (receives only) */
     int held;
 } item_t;
 
@@ -74,7 +74,7 @@ static void model_remove(item_t *list, int *n, int i)
 
 static hmpi_match_t q;
 static model_t model;
-static msg_t msgs[CAP];   /* unexpected messages live here, by slot */
+static msg_t msgs[CAP]; /* unexpected messages live here, by slot */
 static int msg_slot_used[CAP];
 static recv_t recvs[CAP];
 static int next_id;
@@ -89,10 +89,7 @@ static msg_t *msg_alloc(void)
     return NULL;
 }
 
-static void msg_free(msg_t *m)
-{
-    msg_slot_used[m - msgs] = 0;
-}
+static void msg_free(msg_t *m) { msg_slot_used[m - msgs] = 0; }
 
 static recv_t *recv_alloc(void)
 {
@@ -254,13 +251,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     reset();
     for (size_t i = 0; i + 1 < size; i += 2) {
         uint8_t a = data[i], b = data[i + 1];
-        item_t it = {.id = next_id++, .ctx = b % NCTX, .src = (b / NCTX) % NSRC,
+        item_t it = {.id = next_id++,
+                     .ctx = b % NCTX,
+                     .src = (b / NCTX) % NSRC,
                      .tag = (b / (NCTX * NSRC)) % NTAG};
         switch (a % 8) {
         case 0:
-        case 1: /* arrivals twice as often: unexpected lists grow */
-            op_arrive(it);
-            break;
+        case 1: /* arrivals twice as often: unexpected lists grow */ op_arrive(it); break;
         case 2:
         case 3:
             it.src = (a & 0x10) ? ANY : it.src;
@@ -276,9 +273,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             it.tag = (a & 0x20) ? ANY : it.tag;
             op_find(&it, (a & 0x40) != 0);
             break;
-        default:
-            op_cancel(b);
-            break;
+        default: op_cancel(b); break;
         }
         compare_lists();
     }

@@ -13,11 +13,11 @@
 #include <string.h>
 
 typedef struct {
-    const char *hmpi;   /* libhmpi's path, as the loader lists it */
-    void *hmpi_base;    /* its load address (the program itself when HMPI is linked in) */
+    const char *hmpi; /* libhmpi's path, as the loader lists it */
+    void *hmpi_base;  /* its load address (the program itself when HMPI is linked in) */
     const char *name;
     void *found;
-    int past;           /* libhmpi seen */
+    int past; /* libhmpi seen */
 } below_sym_walk_t;
 
 static int below_sym_visit(struct dl_phdr_info *info, size_t size, void *arg)

@@ -14,10 +14,7 @@ static lay_t lay_int, lay_hole;
 static uint64_t seq;
 static const int GAP = (int)0xA5A5A5A5;
 
-static int val(uint64_t seed, int from, int to, int e)
-{
-    return tc_int(seed, from * 4096 + to, e);
-}
+static int val(uint64_t seed, int from, int to, int e) { return tc_int(seed, from * 4096 + to, e); }
 
 enum { KIND_PLAIN, KIND_V, KIND_W };
 static const char *const kind_name[] = {"alltoall", "alltoallv", "alltoallw"};
@@ -83,10 +80,11 @@ static void alltoall_case(const tc_comm_t *tc, int kind, int k, int inplace, int
     for (int j = 0; j < n; j++) {
         for (int e = 0; e < rc[j]; e++) {
             int got = rbuf[rdb[j] / (int)sizeof(int) + e * rl[j]->ext], want = val(seed, j, me, e);
-            CHECK(got == want, "%s: comm %s rank %d/%d, block from %d (%d ints, inplace %d, "
-                  "send %s, recv %s, layouts %d): int %d is %d, want %d", kind_name[kind],
-                  tc->name, me, n, j, rc[j], inplace, tc_buf_name[sk], tc_buf_name[rk], lay_sel,
-                  e, got, want);
+            CHECK(got == want,
+                  "%s: comm %s rank %d/%d, block from %d (%d ints, inplace %d, "
+                  "send %s, recv %s, layouts %d): int %d is %d, want %d",
+                  kind_name[kind], tc->name, me, n, j, rc[j], inplace, tc_buf_name[sk],
+                  tc_buf_name[rk], lay_sel, e, got, want);
             if (rl[j]->ext > 1)
                 CHECK(rbuf[rdb[j] / (int)sizeof(int) + e * rl[j]->ext + 1] == GAP,
                       "%s: a hole was written", kind_name[kind]);
@@ -124,7 +122,4 @@ static void run(void)
     MPI_Type_free(&hole);
 }
 
-int main(int argc, char **argv)
-{
-    return tc_main(argc, argv, run);
-}
+int main(int argc, char **argv) { return tc_main(argc, argv, run); }

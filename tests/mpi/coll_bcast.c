@@ -27,9 +27,10 @@ static void bcast_case(const tc_comm_t *tc, int count, int root, int kind, int s
     CHECK(err == MPI_SUCCESS, "bcast error %d", err);
     for (int i = 0; i < count; i++) {
         int want = tc_int(seed, root, i), got = buf[strided ? 2 * i : i];
-        CHECK(got == want, "bcast comm %s rank %d/%d root %d count %d buf %s strided %d: "
-              "element %d is %d, want %d", tc->name, me, tc->size, root, count, tc_buf_name[kind],
-              strided, i, got, want);
+        CHECK(got == want,
+              "bcast comm %s rank %d/%d root %d count %d buf %s strided %d: "
+              "element %d is %d, want %d",
+              tc->name, me, tc->size, root, count, tc_buf_name[kind], strided, i, got, want);
         if (strided)
             CHECK(buf[2 * i + 1] == (int)0xA5A5A5A5, "bcast wrote into a hole at %d", i);
     }
@@ -49,7 +50,8 @@ static void part_bcast(void)
             for (int r = 0; r < reps; r++, k++) {
                 int root = (k * 5 + r) % tc->size;
                 /* strided layouts: none, odd ranks, even ranks, all */
-                bcast_case(tc, counts[i], root, k % BUF_KINDS, counts[i] > 50000 ? (r == 2 ? 1 : 0) : k % 4);
+                bcast_case(tc, counts[i], root, k % BUF_KINDS,
+                           counts[i] > 50000 ? (r == 2 ? 1 : 0) : k % 4);
             }
         }
     }
@@ -141,8 +143,10 @@ static void part_barrier(void)
             MPI_Barrier(tc->comm);
             double left = now();
             MPI_Bcast(&entered, 1, MPI_DOUBLE, late, tc->comm);
-            CHECK(left >= entered, "barrier comm %s: rank %d left at %.6f before rank %d "
-                  "entered at %.6f", tc->name, tc->rank, left, late, entered);
+            CHECK(left >= entered,
+                  "barrier comm %s: rank %d left at %.6f before rank %d "
+                  "entered at %.6f",
+                  tc->name, tc->rank, left, late, entered);
         }
         /* many in a row, with other collectives between some */
         for (int i = 0; i < 60; i++) {
@@ -164,7 +168,4 @@ static void run(void)
     part_barrier();
 }
 
-int main(int argc, char **argv)
-{
-    return tc_main(argc, argv, run);
-}
+int main(int argc, char **argv) { return tc_main(argc, argv, run); }

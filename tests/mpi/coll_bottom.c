@@ -75,8 +75,8 @@ static void collectives(void)
         fill(rbuf, 1, -2);
         if (rank == root)
             put(sbuf, 0, root, tag);
-        CHECK(MPI_Bcast(MPI_BOTTOM, 1, rank == root ? st : rt, root, MPI_COMM_WORLD) ==
-                  MPI_SUCCESS, "MPI_Bcast");
+        CHECK(MPI_Bcast(MPI_BOTTOM, 1, rank == root ? st : rt, root, MPI_COMM_WORLD) == MPI_SUCCESS,
+              "MPI_Bcast");
         if (rank == root)
             expect(sbuf, 0, root, tag, -1, "MPI_Bcast at the root");
         else
@@ -87,8 +87,8 @@ static void collectives(void)
         fill(sbuf, 1, -1);
         fill(rbuf, n, -2);
         put(sbuf, 0, rank, tag);
-        CHECK(MPI_Gather(MPI_BOTTOM, 1, st, MPI_BOTTOM, 1, rt, root, MPI_COMM_WORLD) ==
-                  MPI_SUCCESS, "MPI_Gather");
+        CHECK(MPI_Gather(MPI_BOTTOM, 1, st, MPI_BOTTOM, 1, rt, root, MPI_COMM_WORLD) == MPI_SUCCESS,
+              "MPI_Gather");
         for (int i = 0; i < n; i++)
             expect(rbuf, i, rank == root ? i : -1, tag, -2, "MPI_Gather");
 
@@ -100,7 +100,8 @@ static void collectives(void)
             for (int i = 0; i < n; i++)
                 put(sbuf, i, i, tag);
         CHECK(MPI_Scatter(MPI_BOTTOM, 1, st, MPI_BOTTOM, 1, rt, root, MPI_COMM_WORLD) ==
-                  MPI_SUCCESS, "MPI_Scatter");
+                  MPI_SUCCESS,
+              "MPI_Scatter");
         expect(rbuf, 0, rank, tag, -2, "MPI_Scatter");
     }
 
@@ -120,7 +121,8 @@ static void collectives(void)
     }
     fill(rbuf, n, -2);
     CHECK(MPI_Allgatherv(MPI_BOTTOM, 1, st, MPI_BOTTOM, counts, displs, rt, MPI_COMM_WORLD) ==
-              MPI_SUCCESS, "MPI_Allgatherv");
+              MPI_SUCCESS,
+          "MPI_Allgatherv");
     for (int i = 0; i < n; i++)
         expect(rbuf, n - 1 - i, i, tag, -2, "MPI_Allgatherv");
 
@@ -169,8 +171,10 @@ static void receives(void)
             for (int i = 0, k = 0; i < B; i++) {
                 int in = k < NDATA && at(k) == i;
                 int want = in ? 1000000 * tag + 10000 * peer + b * NDATA + k : -2;
-                CHECK(r[b * B + i] == want, "receive of %d blocks into MPI_BOTTOM: block %d int "
-                      "%d is %d, expected %d", nb, b, i, r[b * B + i], want);
+                CHECK(r[b * B + i] == want,
+                      "receive of %d blocks into MPI_BOTTOM: block %d int "
+                      "%d is %d, expected %d",
+                      nb, b, i, r[b * B + i], want);
                 k += in;
             }
     }

@@ -38,8 +38,10 @@ static int tc_nheap;
 static inline void *tc_alloc(int kind, size_t n)
 {
     size_t cap = kind == BUF_STACK ? TC_STACK : TC_AREA;
-    unsigned char *base = kind == BUF_STACK ? tc_stack : kind == BUF_GLOBAL ? tc_global
-                          : kind == BUF_HEAP ? tc_heaparea : tc_preinit;
+    unsigned char *base = kind == BUF_STACK    ? tc_stack
+                          : kind == BUF_GLOBAL ? tc_global
+                          : kind == BUF_HEAP   ? tc_heaparea
+                                               : tc_preinit;
     size_t need = (n + 63) & ~(size_t)63;
     void *p;
     if (base && tc_used[kind] + need + 64 <= cap) {

@@ -18,10 +18,7 @@ static uint64_t seq;
 static const int GAP = (int)0xA5A5A5A5; /* what tc_alloc leaves everywhere */
 
 /* Value e of the block that rank `from` sends to rank `to` in case seed. */
-static int val(uint64_t seed, int from, int to, int e)
-{
-    return tc_int(seed, from * 4096 + to, e);
-}
+static int val(uint64_t seed, int from, int to, int e) { return tc_int(seed, from * 4096 + to, e); }
 
 /* Writes/checks k ints (k / l->ints elements of l) at element displacement d of buf. */
 static void put(const lay_t *l, int *buf, long d, int k, uint64_t seed, int from, int to)
@@ -35,8 +32,10 @@ static void check(const char *what, const tc_comm_t *tc, const lay_t *l, const i
 {
     for (int e = 0; e < k; e++) {
         int got = buf[(d + e / l->ints) * l->ext + e % l->ints], want = val(seed, from, to, e);
-        CHECK(got == want, "%s: comm %s rank %d/%d, block from %d to %d (%d ints): int %d is %d, "
-              "want %d", what, tc->name, tc->rank, tc->size, from, to, k, e, got, want);
+        CHECK(got == want,
+              "%s: comm %s rank %d/%d, block from %d to %d (%d ints): int %d is %d, "
+              "want %d",
+              what, tc->name, tc->rank, tc->size, from, to, k, e, got, want);
         if (l->ext > l->ints)
             CHECK(buf[(d + e / l->ints) * l->ext + l->ints] == GAP,
                   "%s: comm %s rank %d: a hole was written", what, tc->name, tc->rank);
@@ -76,16 +75,16 @@ static void gather_case(const tc_comm_t *tc, int k, int root, const lay_t *sl, c
     int *sbuf = tc_alloc(sk, sizeof(int) * (size_t)mine * (size_t)sl->ext + 4);
     int *rbuf = me == root ? tc_alloc(rk, sizeof(int) * (size_t)elems * (size_t)rl->ext + 4) : NULL;
     inplace = inplace && me == root;
-    put(inplace ? rl : sl, inplace ? rbuf : sbuf, inplace ? at(rl, v, displs, me, k) : 0, mine, seed,
-        me, root);
+    put(inplace ? rl : sl, inplace ? rbuf : sbuf, inplace ? at(rl, v, displs, me, k) : 0, mine,
+        seed, me, root);
     int rcounts[64];
     for (int i = 0; i < n; i++)
         rcounts[i] = counts[i] / rl->ints;
     const void *s = inplace ? MPI_IN_PLACE : sbuf;
-    int err = v ? MPI_Gatherv(s, mine / sl->ints, sl->type, rbuf, rcounts, displs, rl->type, root,
-                              tc->comm)
-                : MPI_Gather(s, mine / sl->ints, sl->type, rbuf, k / rl->ints, rl->type, root,
-                             tc->comm);
+    int err =
+        v ? MPI_Gatherv(s, mine / sl->ints, sl->type, rbuf, rcounts, displs, rl->type, root,
+                        tc->comm)
+          : MPI_Gather(s, mine / sl->ints, sl->type, rbuf, k / rl->ints, rl->type, root, tc->comm);
     CHECK(err == MPI_SUCCESS, "gather error %d", err);
     if (me == root) {
         for (int i = 0; i < n; i++)
@@ -120,10 +119,10 @@ static void scatter_case(const tc_comm_t *tc, int k, int root, const lay_t *sl, 
     for (int i = 0; i < n; i++)
         scounts[i] = counts[i] / sl->ints;
     void *r = inplace ? MPI_IN_PLACE : rbuf;
-    int err = v ? MPI_Scatterv(sbuf, scounts, displs, sl->type, r, mine / rl->ints, rl->type, root,
-                               tc->comm)
-                : MPI_Scatter(sbuf, k / sl->ints, sl->type, r, mine / rl->ints, rl->type, root,
-                              tc->comm);
+    int err =
+        v ? MPI_Scatterv(sbuf, scounts, displs, sl->type, r, mine / rl->ints, rl->type, root,
+                         tc->comm)
+          : MPI_Scatter(sbuf, k / sl->ints, sl->type, r, mine / rl->ints, rl->type, root, tc->comm);
     CHECK(err == MPI_SUCCESS, "scatter error %d", err);
     if (inplace)
         check("scatter in place (root's block untouched)", tc, sl, sbuf, at(sl, v, displs, me, k),
@@ -147,16 +146,15 @@ static void allgather_case(const tc_comm_t *tc, int k, const lay_t *sl, const la
     int mine = counts[me];
     int *sbuf = tc_alloc(sk, sizeof(int) * (size_t)mine * (size_t)sl->ext + 4);
     int *rbuf = tc_alloc(rk, sizeof(int) * (size_t)elems * (size_t)rl->ext + 4);
-    put(inplace ? rl : sl, inplace ? rbuf : sbuf, inplace ? at(rl, v, displs, me, k) : 0, mine, seed,
-        me, 0);
+    put(inplace ? rl : sl, inplace ? rbuf : sbuf, inplace ? at(rl, v, displs, me, k) : 0, mine,
+        seed, me, 0);
     int rcounts[64];
     for (int i = 0; i < n; i++)
         rcounts[i] = counts[i] / rl->ints;
     const void *s = inplace ? MPI_IN_PLACE : sbuf;
-    int err = v ? MPI_Allgatherv(s, mine / sl->ints, sl->type, rbuf, rcounts, displs, rl->type,
-                                 tc->comm)
-                : MPI_Allgather(s, mine / sl->ints, sl->type, rbuf, k / rl->ints, rl->type,
-                                tc->comm);
+    int err =
+        v ? MPI_Allgatherv(s, mine / sl->ints, sl->type, rbuf, rcounts, displs, rl->type, tc->comm)
+          : MPI_Allgather(s, mine / sl->ints, sl->type, rbuf, k / rl->ints, rl->type, tc->comm);
     CHECK(err == MPI_SUCCESS, "allgather error %d", err);
     for (int i = 0; i < n; i++)
         check(v ? "allgatherv" : "allgather", tc, rl, rbuf, at(rl, v, displs, i, k), counts[i],
@@ -207,7 +205,4 @@ static void run(void)
     MPI_Type_free(&hole);
 }
 
-int main(int argc, char **argv)
-{
-    return tc_main(argc, argv, run);
-}
+int main(int argc, char **argv) { return tc_main(argc, argv, run); }

@@ -14,10 +14,7 @@
 
 static int rank, size, use_c;
 
-static int v(int r, int i)
-{
-    return r * 1000 + i + 1;
-}
+static int v(int r, int i) { return r * 1000 + i + 1; }
 
 #if MPI_VERSION >= 4
 static void movers(void)

@@ -112,11 +112,12 @@ static void expect_err(int rc, const char *call, const pair_t *p)
         MPI_Error_class(rc, &cls);
     CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_OP,
           "%s with %s: the MPI refuses the pair, the call returned %d (class %d), not "
-          "MPI_ERR_OP", call, p->name, rc, cls);
+          "MPI_ERR_OP",
+          call, p->name, rc, cls);
 }
 
-static void expect_data(const pair_t *p, const unsigned char *got, const unsigned char *want,
-                        int n, const char *call)
+static void expect_data(const pair_t *p, const unsigned char *got, const unsigned char *want, int n,
+                        const char *call)
 {
     size_t es = size_of(p->type);
     for (int j = 0; j < n; j++)
@@ -218,7 +219,8 @@ static void accumulates(const pair_t *p, int ok)
     unsigned char *base;
     MPI_Win win;
     CHECK(MPI_Win_allocate((MPI_Aint)(CNT * es), (int)es, MPI_INFO_NULL, comm, &base, &win) ==
-              MPI_SUCCESS, "MPI_Win_allocate");
+              MPI_SUCCESS,
+          "MPI_Win_allocate");
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     unsigned char org[CNT * ESZ], res[CNT * ESZ], want[CNT * ESZ];
     for (int step = 0; step < 3; step++) {
@@ -231,10 +233,11 @@ static void accumulates(const pair_t *p, int ok)
         memset(res, 0, sizeof res);
         MPI_Barrier(comm);
         MPI_Win_lock_all(0, win);
-        const char *call = step == 0 ? "MPI_Accumulate" : step == 1 ? "MPI_Get_accumulate"
-                                                                     : "MPI_Fetch_and_op";
+        const char *call = step == 0   ? "MPI_Accumulate"
+                           : step == 1 ? "MPI_Get_accumulate"
+                                       : "MPI_Fetch_and_op";
         int n = step == 2 ? 1 : CNT;
-        int rc = step == 0 ? MPI_Accumulate(org, CNT, p->type, to, 0, CNT, p->type, p->op, win)
+        int rc = step == 0   ? MPI_Accumulate(org, CNT, p->type, to, 0, CNT, p->type, p->op, win)
                  : step == 1 ? MPI_Get_accumulate(org, CNT, p->type, res, CNT, p->type, to, 0, CNT,
                                                   p->type, p->op, win)
                              : MPI_Fetch_and_op(org, res, p->type, to, 0, p->op, win);

@@ -14,14 +14,27 @@
 #include <stddef.h>
 #include <time.h>
 
-enum { OP_MAX, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_LOR, OP_LXOR, OP_BAND, OP_BOR, OP_BXOR,
-       OP_MAXLOC, OP_MINLOC, NOPS };
-static const char *const op_name[NOPS] = {"MAX", "MIN", "SUM", "PROD", "LAND", "LOR", "LXOR",
-                                          "BAND", "BOR", "BXOR", "MAXLOC", "MINLOC"};
+enum {
+    OP_MAX,
+    OP_MIN,
+    OP_SUM,
+    OP_PROD,
+    OP_LAND,
+    OP_LOR,
+    OP_LXOR,
+    OP_BAND,
+    OP_BOR,
+    OP_BXOR,
+    OP_MAXLOC,
+    OP_MINLOC,
+    NOPS
+};
+static const char *const op_name[NOPS] = {"MAX",  "MIN",  "SUM", "PROD", "LAND",   "LOR",
+                                          "LXOR", "BAND", "BOR", "BXOR", "MAXLOC", "MINLOC"};
 static MPI_Op op_handle(int op)
 {
-    const MPI_Op h[NOPS] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_LOR, MPI_LXOR,
-                            MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
+    const MPI_Op h[NOPS] = {MPI_MAX,  MPI_MIN,  MPI_SUM, MPI_PROD, MPI_LAND,   MPI_LOR,
+                            MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
     return h[op];
 }
 
@@ -43,6 +56,7 @@ typedef struct {
 
 /* ---- integers ------------------------------------------------------------------------ */
 
+// clang-format off
 #define GEN_INT(T, SIGNED)                                                                  \
     static void gen_##T(void *buf, int count, uint64_t seed, int rank, int op)             \
     {                                                                                       \
@@ -253,44 +267,51 @@ GEN_COMPLEX(fcomplex, float) GEN_COMPLEX(dcomplex, double) GEN_COMPLEX(lcomplex,
     }
 GEN_PAIR(p2int, int) GEN_PAIR(pfloat, float) GEN_PAIR(pdouble, double) GEN_PAIR(plong, long)
 GEN_PAIR(pshort, short) GEN_PAIR(pldouble, ldouble)
+// clang-format on
 
-#define T(name, mpi, ctype, ops) {name, mpi, sizeof(ctype), ops, gen_##ctype, fold_##ctype, same_##ctype}
-static const rtype_t rtypes[] = {
-    T("SIGNED_CHAR", MPI_SIGNED_CHAR, schar, ARITH | LOGIC | BITS),
-    T("UNSIGNED_CHAR", MPI_UNSIGNED_CHAR, uchar, ARITH | LOGIC | BITS),
-    T("SHORT", MPI_SHORT, short, ARITH | LOGIC | BITS),
-    T("UNSIGNED_SHORT", MPI_UNSIGNED_SHORT, ushort, ARITH | LOGIC | BITS),
-    T("INT", MPI_INT, int, ARITH | LOGIC | BITS),
-    T("UNSIGNED", MPI_UNSIGNED, unsigned, ARITH | LOGIC | BITS),
-    T("LONG", MPI_LONG, long, ARITH | LOGIC | BITS),
-    T("UNSIGNED_LONG", MPI_UNSIGNED_LONG, ulong, ARITH | LOGIC | BITS),
-    T("LONG_LONG", MPI_LONG_LONG, llong, ARITH | LOGIC | BITS),
-    T("UNSIGNED_LONG_LONG", MPI_UNSIGNED_LONG_LONG, ullong, ARITH | LOGIC | BITS),
-    T("INT8_T", MPI_INT8_T, int8_t, ARITH | LOGIC | BITS),
-    T("INT16_T", MPI_INT16_T, int16_t, ARITH | LOGIC | BITS),
-    T("INT32_T", MPI_INT32_T, int32_t, ARITH | LOGIC | BITS),
-    T("INT64_T", MPI_INT64_T, int64_t, ARITH | LOGIC | BITS),
-    T("UINT8_T", MPI_UINT8_T, uint8_t, ARITH | LOGIC | BITS),
-    T("UINT16_T", MPI_UINT16_T, uint16_t, ARITH | LOGIC | BITS),
-    T("UINT32_T", MPI_UINT32_T, uint32_t, ARITH | LOGIC | BITS),
-    T("UINT64_T", MPI_UINT64_T, uint64_t, ARITH | LOGIC | BITS),
-    T("AINT", MPI_AINT, MPI_Aint, ARITH | BITS),
-    T("OFFSET", MPI_OFFSET, MPI_Offset, ARITH | BITS),
-    T("COUNT", MPI_COUNT, MPI_Count, ARITH | BITS),
-    T("FLOAT", MPI_FLOAT, float, ARITH),
-    T("DOUBLE", MPI_DOUBLE, double, ARITH),
-    T("LONG_DOUBLE", MPI_LONG_DOUBLE, ldouble, ARITH),
-    T("C_FLOAT_COMPLEX", MPI_C_FLOAT_COMPLEX, fcomplex, (1 << OP_SUM) | (1 << OP_PROD)),
-    T("C_DOUBLE_COMPLEX", MPI_C_DOUBLE_COMPLEX, dcomplex, (1 << OP_SUM) | (1 << OP_PROD)),
-    T("C_LONG_DOUBLE_COMPLEX", MPI_C_LONG_DOUBLE_COMPLEX, lcomplex, (1 << OP_SUM) | (1 << OP_PROD)),
-    T("C_BOOL", MPI_C_BOOL, bool, LOGIC),
-    T("BYTE", MPI_BYTE, uchar, BITS),
-    T("2INT", MPI_2INT, p2int, LOC),
-    T("FLOAT_INT", MPI_FLOAT_INT, pfloat, LOC),
-    T("DOUBLE_INT", MPI_DOUBLE_INT, pdouble, LOC),
-    T("LONG_INT", MPI_LONG_INT, plong, LOC),
-    T("SHORT_INT", MPI_SHORT_INT, pshort, LOC),
-    T("LONG_DOUBLE_INT", MPI_LONG_DOUBLE_INT, pldouble, LOC),
+#define T(name, mpi, ctype, ops)                                               \
+    {                                                                          \
+        name, mpi, sizeof(ctype), ops, gen_##ctype, fold_##ctype, same_##ctype \
+    }
+                static const rtype_t rtypes[] = {
+                    T("SIGNED_CHAR", MPI_SIGNED_CHAR, schar, ARITH | LOGIC | BITS),
+                    T("UNSIGNED_CHAR", MPI_UNSIGNED_CHAR, uchar, ARITH | LOGIC | BITS),
+                    T("SHORT", MPI_SHORT, short, ARITH | LOGIC | BITS),
+                    T("UNSIGNED_SHORT", MPI_UNSIGNED_SHORT, ushort, ARITH | LOGIC | BITS),
+                    T("INT", MPI_INT, int, ARITH | LOGIC | BITS),
+                    T("UNSIGNED", MPI_UNSIGNED, unsigned, ARITH | LOGIC | BITS),
+                    T("LONG", MPI_LONG, long, ARITH | LOGIC | BITS),
+                    T("UNSIGNED_LONG", MPI_UNSIGNED_LONG, ulong, ARITH | LOGIC | BITS),
+                    T("LONG_LONG", MPI_LONG_LONG, llong, ARITH | LOGIC | BITS),
+                    T("UNSIGNED_LONG_LONG", MPI_UNSIGNED_LONG_LONG, ullong, ARITH | LOGIC | BITS),
+                    T("INT8_T", MPI_INT8_T, int8_t, ARITH | LOGIC | BITS),
+                    T("INT16_T", MPI_INT16_T, int16_t, ARITH | LOGIC | BITS),
+                    T("INT32_T", MPI_INT32_T, int32_t, ARITH | LOGIC | BITS),
+                    T("INT64_T", MPI_INT64_T, int64_t, ARITH | LOGIC | BITS),
+                    T("UINT8_T", MPI_UINT8_T, uint8_t, ARITH | LOGIC | BITS),
+                    T("UINT16_T", MPI_UINT16_T, uint16_t, ARITH | LOGIC | BITS),
+                    T("UINT32_T", MPI_UINT32_T, uint32_t, ARITH | LOGIC | BITS),
+                    T("UINT64_T", MPI_UINT64_T, uint64_t, ARITH | LOGIC | BITS),
+                    T("AINT", MPI_AINT, MPI_Aint, ARITH | BITS),
+                    T("OFFSET", MPI_OFFSET, MPI_Offset, ARITH | BITS),
+                    T("COUNT", MPI_COUNT, MPI_Count, ARITH | BITS),
+                    T("FLOAT", MPI_FLOAT, float, ARITH),
+                    T("DOUBLE", MPI_DOUBLE, double, ARITH),
+                    T("LONG_DOUBLE", MPI_LONG_DOUBLE, ldouble, ARITH),
+                    T("C_FLOAT_COMPLEX", MPI_C_FLOAT_COMPLEX, fcomplex,
+                      (1 << OP_SUM) | (1 << OP_PROD)),
+                    T("C_DOUBLE_COMPLEX", MPI_C_DOUBLE_COMPLEX, dcomplex,
+                      (1 << OP_SUM) | (1 << OP_PROD)),
+                    T("C_LONG_DOUBLE_COMPLEX", MPI_C_LONG_DOUBLE_COMPLEX, lcomplex,
+                      (1 << OP_SUM) | (1 << OP_PROD)),
+                    T("C_BOOL", MPI_C_BOOL, bool, LOGIC),
+                    T("BYTE", MPI_BYTE, uchar, BITS),
+                    T("2INT", MPI_2INT, p2int, LOC),
+                    T("FLOAT_INT", MPI_FLOAT_INT, pfloat, LOC),
+                    T("DOUBLE_INT", MPI_DOUBLE_INT, pdouble, LOC),
+                    T("LONG_INT", MPI_LONG_INT, plong, LOC),
+                    T("SHORT_INT", MPI_SHORT_INT, pshort, LOC),
+                    T("LONG_DOUBLE_INT", MPI_LONG_DOUBLE_INT, pldouble, LOC),
 };
 #undef T
 enum { NRTYPES = sizeof rtypes / sizeof rtypes[0] };
@@ -345,7 +366,8 @@ static void run_case(const tc_comm_t *tc, const rcase_t *rc, int count, int root
     spread(use_inplace ? rbuf : sbuf, tmp, count, rc->elem, rc->stride);
     int err;
     if (root < 0)
-        err = MPI_Allreduce(use_inplace ? MPI_IN_PLACE : sbuf, rbuf, count, rc->type, rc->op, tc->comm);
+        err = MPI_Allreduce(use_inplace ? MPI_IN_PLACE : sbuf, rbuf, count, rc->type, rc->op,
+                            tc->comm);
     else
         err = MPI_Reduce(use_inplace ? MPI_IN_PLACE : sbuf, at_root ? rbuf : NULL, count, rc->type,
                          rc->op, root, tc->comm);
@@ -360,7 +382,8 @@ static void run_case(const tc_comm_t *tc, const rcase_t *rc, int count, int root
             unsigned long long got = 0, want = 0;
             memcpy(&got, tmp + first * rc->elem, rc->elem < 8 ? rc->elem : 8);
             memcpy(&want, ref + first * rc->elem, rc->elem < 8 ? rc->elem : 8);
-            CHECK(ok, "%s %s: comm %s rank %d/%d, count %d, root %d, inplace %d, send %s, "
+            CHECK(ok,
+                  "%s %s: comm %s rank %d/%d, count %d, root %d, inplace %d, send %s, "
                   "recv %s: element %d differs: got %#llx, want %#llx (first 8 bytes)",
                   root < 0 ? "allreduce" : "reduce", rc->what, tc->name, me, n, count, root,
                   use_inplace, tc_buf_name[skind], tc_buf_name[rkind], first, got, want);
@@ -413,11 +436,11 @@ static void part_matrix(void)
     char skip[2048] = "";
     for (int t = 0; t < NRTYPES; t++)
         for (int op = 0; op < NOPS; op++)
-            bads[t * NOPS + op] = rtypes[t].ops & (1u << op)
-                                      ? probe(rtypes[t].type, op_handle(op), rtypes[t].size,
-                                              rtypes[t].size, op, rtypes[t].gen, rtypes[t].fold,
-                                              rtypes[t].same)
-                                      : 0;
+            bads[t * NOPS + op] =
+                rtypes[t].ops & (1u << op)
+                    ? probe(rtypes[t].type, op_handle(op), rtypes[t].size, rtypes[t].size, op,
+                            rtypes[t].gen, rtypes[t].fold, rtypes[t].same)
+                    : 0;
     agree_probes(bads, NRTYPES * NOPS);
     for (int t = 0; t < NRTYPES; t++) {
         const rtype_t *rt = &rtypes[t];
@@ -433,8 +456,8 @@ static void part_matrix(void)
             }
             char what[64];
             snprintf(what, sizeof what, "%s %s", rt->name, op_name[op]);
-            rcase_t rc = {what, rt->type, op_handle(op), rt->size, rt->size, op, rt->gen, rt->fold,
-                          rt->same};
+            rcase_t rc = {what, rt->type, op_handle(op), rt->size, rt->size,
+                          op,   rt->gen,  rt->fold,      rt->same};
             /* allreduce on world and reduce on reversed, sizes and modes rotating */
             const int counts[] = {1, 7, 300};
             run_case(&tc_comms[0], &rc, counts[k % 3], -1, k % 3 == 0, k % BUF_KINDS,
@@ -446,7 +469,8 @@ static void part_matrix(void)
     }
     if (tc_rank == 0 && skipped)
         printf("coll_reduce: %d op/type pairs skipped, the MPI below refuses them or gets them "
-               "wrong in MPI_Reduce_local:%s\n", skipped, skip);
+               "wrong in MPI_Reduce_local:%s\n",
+               skipped, skip);
 }
 
 /* MPI_SUM on MPI_INT: sizes around every threshold and up to 4 MiB, every comm, every
@@ -454,8 +478,8 @@ static void part_matrix(void)
 static void part_sizes(void)
 {
     const rtype_t *rt = &rtypes[4]; /* INT */
-    rcase_t rc = {"INT SUM", MPI_INT, MPI_SUM, sizeof(int), sizeof(int), OP_SUM, rt->gen, rt->fold,
-                  rt->same};
+    rcase_t rc = {"INT SUM", MPI_INT, MPI_SUM,  sizeof(int), sizeof(int),
+                  OP_SUM,    rt->gen, rt->fold, rt->same};
     const int counts[] = {0, 1, 2, 3, 5, 17, 255, 511, 512, 513, 4099, 65539, 1 << 20};
     int k = 0;
     for (int c = 0; c < tc_ncomms; c++) {
@@ -484,8 +508,8 @@ static void part_user_ops(void)
     MPI_Op_create(mat_op, 0, &mat);
     MPI_Datatype tpair = pair_type(), tmat = mat_type(0), tmat_holes = mat_type(1);
     const rcase_t cases[3] = {
-        {"user pair (commutative, padded struct)", tpair, pair, sizeof(pair_t), sizeof(pair_t),
-         0, gen_pairs, fold_pairs, same_pairs},
+        {"user pair (commutative, padded struct)", tpair, pair, sizeof(pair_t), sizeof(pair_t), 0,
+         gen_pairs, fold_pairs, same_pairs},
         {"user 2x2 matrix product (non-commutative)", tmat, mat, 16, 16, 0, gen_mats, fold_mats,
          same_mats},
         {"user 2x2 matrix product with holes", tmat_holes, mat, 16, 24, 0, gen_mats, fold_mats,
@@ -559,8 +583,15 @@ static void part_derived(void)
         MPI_Type_free(&r);
         return;
     }
-    rcase_t rc = {"INT SUM on ints with holes", r, MPI_SUM, sizeof(int), 2 * sizeof(int), OP_SUM,
-                  rt->gen, rt->fold, rt->same};
+    rcase_t rc = {"INT SUM on ints with holes",
+                  r,
+                  MPI_SUM,
+                  sizeof(int),
+                  2 * sizeof(int),
+                  OP_SUM,
+                  rt->gen,
+                  rt->fold,
+                  rt->same};
     const int counts[] = {1, 6, 1000, 100000};
     int k = 0;
     for (int c = 0; c < tc_ncomms; c++)
@@ -581,7 +612,4 @@ static void run(void)
     part_derived();
 }
 
-int main(int argc, char **argv)
-{
-    return tc_main(argc, argv, run);
-}
+int main(int argc, char **argv) { return tc_main(argc, argv, run); }

@@ -108,9 +108,11 @@ static void verify(const scase_t *sc, const char *coll, const tc_comm_t *tc, con
         unsigned g = 0, w = 0;
         memcpy(&g, got + first * sc->elem, 4);
         memcpy(&w, ref + first * sc->elem, 4);
-        CHECK(0, "%s %s: comm %s rank %d/%d, count %d, inplace %d, send %s, recv %s: element %d "
-              "differs (first 4 bytes %#x, want %#x)", coll, sc->what, tc->name, tc->rank,
-              tc->size, count, inplace, tc_buf_name[sk], tc_buf_name[rk], first, g, w);
+        CHECK(0,
+              "%s %s: comm %s rank %d/%d, count %d, inplace %d, send %s, recv %s: element %d "
+              "differs (first 4 bytes %#x, want %#x)",
+              coll, sc->what, tc->name, tc->rank, tc->size, count, inplace, tc_buf_name[sk],
+              tc_buf_name[rk], first, g, w);
     }
     free(got);
 }
@@ -139,15 +141,15 @@ static void rs_case(const tc_comm_t *tc, const scase_t *sc, const int *counts, i
                      : MPI_Reduce_scatter_block(inplace ? MPI_IN_PLACE : sbuf, rbuf, block,
                                                 sc->type, sc->op, tc->comm);
     CHECK(err == MPI_SUCCESS, "error %d", err);
-    verify(sc, counts ? "reduce_scatter" : "reduce_scatter_block", tc, rbuf, ref, mine, inplace,
-           sk, rk);
+    verify(sc, counts ? "reduce_scatter" : "reduce_scatter_block", tc, rbuf, ref, mine, inplace, sk,
+           rk);
     free(in);
     free(ref);
     tc_release();
 }
 
-static void scan_case(const tc_comm_t *tc, const scase_t *sc, int count, int exclusive,
-                      int inplace, int sk, int rk)
+static void scan_case(const tc_comm_t *tc, const scase_t *sc, int count, int exclusive, int inplace,
+                      int sk, int rk)
 {
     uint64_t seed = ++seq;
     int me = tc->rank;
@@ -160,10 +162,10 @@ static void scan_case(const tc_comm_t *tc, const scase_t *sc, int count, int exc
     int last = exclusive ? me - 1 : me;
     if (last >= 0)
         reference(sc, seed, 0, last, count, 0, count, ref);
-    int err = exclusive ? MPI_Exscan(inplace ? MPI_IN_PLACE : sbuf, rbuf, count, sc->type, sc->op,
-                                     tc->comm)
-                        : MPI_Scan(inplace ? MPI_IN_PLACE : sbuf, rbuf, count, sc->type, sc->op,
-                                   tc->comm);
+    int err =
+        exclusive
+            ? MPI_Exscan(inplace ? MPI_IN_PLACE : sbuf, rbuf, count, sc->type, sc->op, tc->comm)
+            : MPI_Scan(inplace ? MPI_IN_PLACE : sbuf, rbuf, count, sc->type, sc->op, tc->comm);
     CHECK(err == MPI_SUCCESS, "error %d", err);
     if (last >= 0) /* rank 0's exscan result is undefined */
         verify(sc, exclusive ? "exscan" : "scan", tc, rbuf, ref, count, inplace, sk, rk);
@@ -180,12 +182,12 @@ static void run(void)
     MPI_Datatype tpair = pair_type(), tmat = mat_type(0), tholes = mat_type(1);
     cases[0] = (scase_t){"INT SUM", MPI_INT, MPI_SUM, 4, 4, gen_int, fold_int, same_int};
     cases[1] = (scase_t){"DOUBLE_INT MAXLOC", MPI_DOUBLE_INT, MPI_MAXLOC, sizeof(dint_t),
-                         sizeof(dint_t), gen_dint, fold_dint, same_dint};
-    cases[2] = (scase_t){"user pair", tpair, pair, sizeof(pair_t), sizeof(pair_t), gen_pairs,
-                         fold_pairs, same_pairs};
+                         sizeof(dint_t),      gen_dint,       fold_dint,  same_dint};
+    cases[2] = (scase_t){"user pair",    tpair,     pair,       sizeof(pair_t),
+                         sizeof(pair_t), gen_pairs, fold_pairs, same_pairs};
     cases[3] = (scase_t){"user matrix", tmat, mat, 16, 16, gen_mats, fold_mats, same_mats};
-    cases[4] = (scase_t){"user matrix with holes", tholes, mat, 16, 24, gen_mats, fold_mats,
-                         same_mats};
+    cases[4] =
+        (scase_t){"user matrix with holes", tholes, mat, 16, 24, gen_mats, fold_mats, same_mats};
     const int blocks[] = {0, 1, 3, 100, 700, 40000};
     int k = 0;
     for (int c = 0; c < tc_ncomms; c++) {
@@ -216,8 +218,10 @@ static void run(void)
                 rs_case(tc, sc, counts, 0, !inplace && !(dodge && blocks[b] > 1000),
                         (k + 1) % BUF_KINDS, (k / 3) % BUF_KINDS);
             scans:
-                scan_case(tc, sc, blocks[b] * 2 + 1, 0, inplace, (k + 2) % BUF_KINDS, k % BUF_KINDS);
-                scan_case(tc, sc, blocks[b] * 2 + 1, 1, !inplace, k % BUF_KINDS, (k + 3) % BUF_KINDS);
+                scan_case(tc, sc, blocks[b] * 2 + 1, 0, inplace, (k + 2) % BUF_KINDS,
+                          k % BUF_KINDS);
+                scan_case(tc, sc, blocks[b] * 2 + 1, 1, !inplace, k % BUF_KINDS,
+                          (k + 3) % BUF_KINDS);
             }
         }
         free(counts);
@@ -229,7 +233,4 @@ static void run(void)
     MPI_Op_free(&mat);
 }
 
-int main(int argc, char **argv)
-{
-    return tc_main(argc, argv, run);
-}
+int main(int argc, char **argv) { return tc_main(argc, argv, run); }

@@ -22,11 +22,8 @@ static void delay(uint64_t r)
         nanosleep(&ts, NULL);
         break;
     }
-    case 1:
-        sched_yield();
-        break;
-    default:
-        break;
+    case 1: sched_yield(); break;
+    default: break;
     }
 }
 
@@ -35,11 +32,10 @@ static void one(const tc_comm_t *tc, int op, int count, int root, int kind, uint
 {
     int n = tc->size, me = tc->rank;
     int *a = tc_alloc(kind, sizeof(int) * (size_t)count * (size_t)n + 4);
-    int *b = tc_alloc(kind == BUF_HEAP ? BUF_GLOBAL : BUF_HEAP, sizeof(int) * (size_t)count * (size_t)n + 4);
+    int *b = tc_alloc(kind == BUF_HEAP ? BUF_GLOBAL : BUF_HEAP,
+                      sizeof(int) * (size_t)count * (size_t)n + 4);
     switch (op) {
-    case 0:
-        MPI_Barrier(tc->comm);
-        break;
+    case 0: MPI_Barrier(tc->comm); break;
     case 1: /* bcast */
         for (int i = 0; i < count && me == root; i++)
             a[i] = tc_int(seed, root, i);
@@ -150,8 +146,8 @@ static void part_pairs(void)
                 for (int s = 0; s < 2; s++, seed++) {
                     one(tc, a, sizes[s], (int)(seed % tc->size), (int)(seed % BUF_KINDS), seed);
                     tc_release();
-                    one(tc, b, sizes[!s], (int)((seed + 1) % tc->size), (int)((seed + 1) % BUF_KINDS),
-                        seed * 31);
+                    one(tc, b, sizes[!s], (int)((seed + 1) % tc->size),
+                        (int)((seed + 1) % BUF_KINDS), seed * 31);
                     tc_release();
                 }
     }
@@ -210,7 +206,4 @@ static void run(void)
     part_progress();
 }
 
-int main(int argc, char **argv)
-{
-    return tc_main(argc, argv, run);
-}
+int main(int argc, char **argv) { return tc_main(argc, argv, run); }

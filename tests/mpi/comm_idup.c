@@ -22,7 +22,10 @@
 
 static int rank, nranks;
 
-static uint64_t key(int from, int tag, int which) { return p2p_key(from, tag, (uint64_t)which, SEED); }
+static uint64_t key(int from, int tag, int which)
+{
+    return p2p_key(from, tag, (uint64_t)which, SEED);
+}
 
 /* A ring exchange and an allreduce on c, payloads tagged by which. */
 static void use(MPI_Comm c, int which, const char *what)
@@ -42,8 +45,7 @@ static void use(MPI_Comm c, int which, const char *what)
     MPI_Status st;
     if (!inter || r < n) { /* an intercomm ring pairs local rank r with remote rank r */
         P2P_OK(MPI_Sendrecv(s, 64, MPI_BYTE, to, 7, rb, 64, MPI_BYTE, from, 7, c, &st));
-        CHECK(st.MPI_SOURCE == from, "%s: message from %d, expected %d", what, st.MPI_SOURCE,
-              from);
+        CHECK(st.MPI_SOURCE == from, "%s: message from %d, expected %d", what, st.MPI_SOURCE, from);
         P2P_CHECK_DATA(rb, 64, key(from, 7, which), "%s: ring message", what);
     }
     long mine = r + 1, sum = 0, want;
@@ -185,8 +187,7 @@ static void in_arrays(void)
         P2P_OK(MPI_Request_get_status(pq, &flag, MPI_STATUS_IGNORE));
     int flag = 0;
     P2P_OK(MPI_Test(&pq, &flag, MPI_STATUS_IGNORE));
-    CHECK(flag && pq == MPI_REQUEST_NULL, "MPI_Test after MPI_Request_get_status: flag %d",
-          flag);
+    CHECK(flag && pq == MPI_REQUEST_NULL, "MPI_Test after MPI_Request_get_status: flag %d", flag);
     use(pc, 40, "an idup polled with MPI_Request_get_status");
     MPI_Comm_free(&pc);
     for (int i = 2; i >= 0; i--)

@@ -27,23 +27,23 @@
 enum { GUARD = 256, SMALL = 64, HEAP = 4096 };
 
 typedef enum {
-    CASE_SIZE,        /* immediate message claiming 1 GiB */
-    CASE_DATA_AWAY,   /* heap message whose data points outside the shared heap */
-    CASE_DATA_END,    /* heap message whose data runs past the end of the heap */
-    CASE_SRC_RANGE,   /* source rank not in the communicator (ANY_SOURCE receive) */
-    CASE_SRC_SPOOF,   /* source of another member (the receiver itself) */
-    CASE_PROTO,       /* protocol out of the table */
-    CASE_TAG,         /* negative tag (ANY_TAG receive) */
-    CASE_SRC_LOCAL,   /* local rank other than the envelope's slice */
-    CASE_PSEQ,        /* a sequence number far ahead: the message still arrives */
-    CASE_LINK,        /* the incoming queue's link to an older message points away */
-    CASE_LOOP,        /* the older message's link leads back to the newer one */
+    CASE_SIZE,      /* immediate message claiming 1 GiB */
+    CASE_DATA_AWAY, /* heap message whose data points outside the shared heap */
+    CASE_DATA_END,  /* heap message whose data runs past the end of the heap */
+    CASE_SRC_RANGE, /* source rank not in the communicator (ANY_SOURCE receive) */
+    CASE_SRC_SPOOF, /* source of another member (the receiver itself) */
+    CASE_PROTO,     /* protocol out of the table */
+    CASE_TAG,       /* negative tag (ANY_TAG receive) */
+    CASE_SRC_LOCAL, /* local rank other than the envelope's slice */
+    CASE_PSEQ,      /* a sequence number far ahead: the message still arrives */
+    CASE_LINK,      /* the incoming queue's link to an older message points away */
+    CASE_LOOP,      /* the older message's link leads back to the newer one */
     NCASES
 } corrupt_case_t;
 
-static const char *case_name[NCASES] = {"size", "data-away", "data-end", "src-range",
-                                        "src-spoof", "proto", "tag", "src_local", "pseq", "link",
-                                        "loop"};
+static const char *case_name[NCASES] = {"size",      "data-away", "data-end", "src-range",
+                                        "src-spoof", "proto",     "tag",      "src_local",
+                                        "pseq",      "link",      "loop"};
 
 static unsigned char pattern(int round, size_t i)
 {
@@ -99,8 +99,7 @@ static void sender(corrupt_case_t c, int round)
     int expect = corrupt(c, e);
     BELOW(Bcast)(&expect, 1, MPI_INT, 0, MPI_COMM_WORLD); /* the receiver may look now */
     /* The receiver marks even a bad envelope DONE: the send completes normally. */
-    CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS, "case %s: send failed",
-          case_name[c]);
+    CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS, "case %s: send failed", case_name[c]);
     if (n == HEAP)
         hmpi_heap_free(buf);
 }
@@ -109,8 +108,8 @@ static void check_guards(const unsigned char *g, size_t cap, const char *what, i
 {
     for (size_t i = 0; i < GUARD; i++) {
         CHECK(g[i] == 0xA5, "%s (round %d): front guard byte %zu is %#x", what, round, i, g[i]);
-        CHECK(g[GUARD + cap + i] == 0xA5, "%s (round %d): back guard byte %zu is %#x", what,
-              round, i, g[GUARD + cap + i]);
+        CHECK(g[GUARD + cap + i] == 0xA5, "%s (round %d): back guard byte %zu is %#x", what, round,
+              i, g[GUARD + cap + i]);
     }
 }
 
@@ -155,7 +154,8 @@ static void receiver(corrupt_case_t c, int round)
             unsigned char older[512];
             memset(older, 0x5A, sizeof older);
             CHECK(MPI_Recv(older, sizeof older, MPI_BYTE, 0, 999, MPI_COMM_WORLD, &st) ==
-                      MPI_SUCCESS, "case loop: the older message");
+                      MPI_SUCCESS,
+                  "case loop: the older message");
             for (size_t i = 0; i < sizeof older; i++)
                 CHECK(older[i] == 0, "case loop: byte %zu of the older message is %#x", i,
                       older[i]);
@@ -179,24 +179,26 @@ static void normal_round(int rank, int round)
     if (rank == 0) {
         for (size_t i = 0; i < N; i++)
             buf[GUARD + i] = pattern(round, i);
-        CHECK(MPI_Send(buf + GUARD, LANE, MPI_BYTE, 1, 2000 + round, MPI_COMM_WORLD) ==
-                  MPI_SUCCESS, "normal small send");
-        CHECK(MPI_Send(buf + GUARD, N, MPI_BYTE, 1, 1000 + round, MPI_COMM_WORLD) ==
-                  MPI_SUCCESS, "normal send");
+        CHECK(MPI_Send(buf + GUARD, LANE, MPI_BYTE, 1, 2000 + round, MPI_COMM_WORLD) == MPI_SUCCESS,
+              "normal small send");
+        CHECK(MPI_Send(buf + GUARD, N, MPI_BYTE, 1, 1000 + round, MPI_COMM_WORLD) == MPI_SUCCESS,
+              "normal send");
     } else {
         MPI_Status st;
         CHECK(MPI_Recv(buf + GUARD, N, MPI_BYTE, 0, 2000 + round, MPI_COMM_WORLD, &st) ==
-                  MPI_SUCCESS, "normal small receive after a corrupted one (round %d)", round);
+                  MPI_SUCCESS,
+              "normal small receive after a corrupted one (round %d)", round);
         for (size_t i = 0; i < LANE; i++)
-            CHECK(buf[GUARD + i] == pattern(round, i), "small round %d: byte %zu differs",
-                  round, i);
+            CHECK(buf[GUARD + i] == pattern(round, i), "small round %d: byte %zu differs", round,
+                  i);
         memset(buf + GUARD, 0, LANE);
         CHECK(MPI_Recv(buf + GUARD, N, MPI_BYTE, 0, 1000 + round, MPI_COMM_WORLD, &st) ==
-                  MPI_SUCCESS, "normal receive after a corrupted one (round %d)", round);
+                  MPI_SUCCESS,
+              "normal receive after a corrupted one (round %d)", round);
         check_guards(buf, N, "normal", round);
         for (size_t i = 0; i < N; i++)
-            CHECK(buf[GUARD + i] == pattern(round, i), "normal round %d: byte %zu differs",
-                  round, i);
+            CHECK(buf[GUARD + i] == pattern(round, i), "normal round %d: byte %zu differs", round,
+                  i);
     }
     free(buf);
 }

@@ -31,9 +31,9 @@
 #include "../check.h"
 
 static int rank, nranks, tag_ub;
-static MPI_Comm comm;              /* a dup of MPI_COMM_WORLD, MPI_ERRORS_RETURN */
-static MPI_Win win;                /* over wbuf, MPI_ERRORS_RETURN, in a fence epoch */
-static MPI_Datatype vec;           /* a derived type never committed */
+static MPI_Comm comm;    /* a dup of MPI_COMM_WORLD, MPI_ERRORS_RETURN */
+static MPI_Win win;      /* over wbuf, MPI_ERRORS_RETURN, in a fence epoch */
+static MPI_Datatype vec; /* a derived type never committed */
 static MPI_Op user_op;
 static int buf[64], wbuf[64];
 static MPI_Status sts[2];
@@ -200,110 +200,109 @@ static int part_init(int send, int partitions, MPI_Count count, MPI_Datatype typ
 #endif
 
 /* X(class, flags, call): the table. */
-#define ROWS(X)                                                                            \
-    /* invalid communicator */                                                             \
-    X(MPI_ERR_COMM, 0, MPI_Send(buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL))                     \
-    X(MPI_ERR_COMM, 0, MPI_Recv(buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL, MPI_STATUS_IGNORE))  \
-    X(MPI_ERR_COMM, 0, MPI_Isend(buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL, &rq))               \
-    X(MPI_ERR_COMM, 0, MPI_Irecv(buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL, &rq))               \
-    /* Open MPI 4.1.4 raises it on MPI_COMM_NULL's handler, always fatal */                \
-    X(MPI_ERR_COMM, BAD_BELOW_OMPI, MPI_Iprobe(0, 0, MPI_COMM_NULL, &flag, MPI_STATUS_IGNORE)) \
-    X(MPI_ERR_COMM, 0, MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_NULL))                       \
-    X(MPI_ERR_COMM, 0, MPI_Barrier(MPI_COMM_NULL))                                         \
-    X(MPI_ERR_COMM, 0, MPI_Allreduce(buf, wbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL))       \
-    X(MPI_ERR_COMM, 0, comm_dup_null())                                                    \
-    X(MPI_ERR_COMM, 0, comm_split_null())                                                  \
-    X(MPI_ERR_COMM, 0, OPI_Comm_enable(MPI_COMM_NULL))                                     \
-    /* invalid rank */                                                                     \
-    X(MPI_ERR_RANK, 0, MPI_Send(buf, 1, MPI_INT, nranks, 0, comm))                         \
-    X(MPI_ERR_RANK, 0, MPI_Send(buf, 1, MPI_INT, -5, 0, comm))                             \
-    X(MPI_ERR_RANK, 0, MPI_Ssend(buf, 1, MPI_INT, nranks + 1, 0, comm))                    \
-    X(MPI_ERR_RANK, 0, MPI_Isend(buf, 1, MPI_INT, nranks + 3, 0, comm, &rq))               \
-    X(MPI_ERR_RANK, 0, MPI_Recv(buf, 1, MPI_INT, nranks, 0, comm, MPI_STATUS_IGNORE))      \
-    X(MPI_ERR_RANK, 0, MPI_Irecv(buf, 1, MPI_INT, nranks, 0, comm, &rq))                   \
-    X(MPI_ERR_RANK, 0, MPI_Iprobe(nranks, 0, comm, &flag, MPI_STATUS_IGNORE))              \
-    X(MPI_ERR_RANK, 0, MPI_Send_init(buf, 1, MPI_INT, nranks, 0, comm, &rq))               \
-    X(MPI_ERR_RANK, 0, MPI_Sendrecv(buf, 1, MPI_INT, nranks, 0, wbuf, 1, MPI_INT, 0, 0,    \
-                                    comm, MPI_STATUS_IGNORE))                              \
-    X(MPI_ERR_RANK, 0, MPI_Put(buf, 1, MPI_INT, nranks, 0, 1, MPI_INT, win))               \
-    X(MPI_ERR_RANK, 0, MPI_Get(buf, 1, MPI_INT, -3, 0, 1, MPI_INT, win))                   \
-    X(MPI_ERR_RANK, 0, opi_give_bad(1, MPI_INT, nranks, 0))                                \
-    X(MPI_ERR_RANK, 0, opi_take_bad(nranks + 2, 0))                                        \
-    /* invalid root */                                                                     \
-    X(MPI_ERR_ROOT, 0, MPI_Bcast(buf, 1, MPI_INT, nranks, comm))                           \
-    X(MPI_ERR_ROOT, 0, MPI_Bcast(buf, 1, MPI_INT, -1, comm))                               \
-    X(MPI_ERR_ROOT, 0, MPI_Reduce(buf, wbuf, 1, MPI_INT, MPI_SUM, nranks, comm))           \
-    X(MPI_ERR_ROOT, 0, MPI_Gather(buf, 1, MPI_INT, wbuf, 1, MPI_INT, nranks + 1, comm))    \
-    X(MPI_ERR_ROOT, 0, MPI_Scatter(buf, 1, MPI_INT, wbuf, 1, MPI_INT, -2 - nranks, comm))  \
-    /* invalid tag */                                                                      \
-    X(MPI_ERR_TAG, 0, MPI_Send(buf, 1, MPI_INT, 0, -1, comm))                              \
-    X(MPI_ERR_TAG, 0, MPI_Send(buf, 1, MPI_INT, 0, MPI_ANY_TAG, comm))                     \
-    X(MPI_ERR_TAG, 0, MPI_Isend(buf, 1, MPI_INT, 0, tag_ub == INT32_MAX ? -7 : tag_ub + 1, \
-                                comm, &rq))                                                \
-    X(MPI_ERR_TAG, 0, MPI_Recv(buf, 1, MPI_INT, 0, -5, comm, MPI_STATUS_IGNORE))           \
-    X(MPI_ERR_TAG, 0, opi_give_bad(1, MPI_INT, 0, -4))                                     \
-    X(MPI_ERR_TAG, 0, opi_take_bad(0, -4))                                                 \
-    /* invalid count */                                                                    \
-    X(MPI_ERR_COUNT, 0, MPI_Send(buf, -1, MPI_INT, 0, 0, comm))                            \
-    X(MPI_ERR_COUNT, 0, MPI_Recv(buf, -1, MPI_INT, 0, 0, comm, MPI_STATUS_IGNORE))         \
-    X(MPI_ERR_COUNT, 0, MPI_Irecv(buf, -2, MPI_INT, 0, 0, comm, &rq))                      \
-    X(MPI_ERR_COUNT, 0, MPI_Bcast(buf, -1, MPI_INT, 0, comm))                              \
-    /* MPICH 4.0.2 does not check it: SIGSEGV in its allreduce */                          \
-    X(MPI_ERR_COUNT, BAD_BELOW_MPICH, MPI_Allreduce(buf, wbuf, -1, MPI_INT, MPI_SUM, comm)) \
-    X(MPI_ERR_COUNT, 0, MPI_Put(buf, -1, MPI_INT, 0, 0, 1, MPI_INT, win))                  \
-    X(MPI_ERR_COUNT, 0, MPI_Put(buf, 1, MPI_INT, 0, 0, -1, MPI_INT, win))                  \
-    X(MPI_ERR_COUNT, 0, opi_give_bad(-1, MPI_INT, 0, 0))                                   \
-    /* MPI_ERR_ARG there: the standard names no class for a negative array length */       \
-    X(MPI_ERR_COUNT, BAD_BELOW_OMPI, MPI_Waitall(-1, &rq, sts))            \
-    /* invalid datatype: null, or not committed */                                         \
-    X(MPI_ERR_TYPE, 0, MPI_Send(buf, 1, MPI_DATATYPE_NULL, 0, 0, comm))                    \
-    X(MPI_ERR_TYPE, 0, MPI_Recv(buf, 1, MPI_DATATYPE_NULL, 0, 0, comm, MPI_STATUS_IGNORE)) \
-    X(MPI_ERR_TYPE, 0, MPI_Bcast(buf, 1, MPI_DATATYPE_NULL, 0, comm))                      \
+#define ROWS(X)                                                                                   \
+    /* invalid communicator */                                                                    \
+    X(MPI_ERR_COMM, 0, MPI_Send(buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL))                            \
+    X(MPI_ERR_COMM, 0, MPI_Recv(buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL, MPI_STATUS_IGNORE))         \
+    X(MPI_ERR_COMM, 0, MPI_Isend(buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL, &rq))                      \
+    X(MPI_ERR_COMM, 0, MPI_Irecv(buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL, &rq))                      \
+    /* Open MPI 4.1.4 raises it on MPI_COMM_NULL's handler, always fatal */                       \
+    X(MPI_ERR_COMM, BAD_BELOW_OMPI, MPI_Iprobe(0, 0, MPI_COMM_NULL, &flag, MPI_STATUS_IGNORE))    \
+    X(MPI_ERR_COMM, 0, MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_NULL))                              \
+    X(MPI_ERR_COMM, 0, MPI_Barrier(MPI_COMM_NULL))                                                \
+    X(MPI_ERR_COMM, 0, MPI_Allreduce(buf, wbuf, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL))              \
+    X(MPI_ERR_COMM, 0, comm_dup_null())                                                           \
+    X(MPI_ERR_COMM, 0, comm_split_null())                                                         \
+    X(MPI_ERR_COMM, 0, OPI_Comm_enable(MPI_COMM_NULL))                                            \
+    /* invalid rank */                                                                            \
+    X(MPI_ERR_RANK, 0, MPI_Send(buf, 1, MPI_INT, nranks, 0, comm))                                \
+    X(MPI_ERR_RANK, 0, MPI_Send(buf, 1, MPI_INT, -5, 0, comm))                                    \
+    X(MPI_ERR_RANK, 0, MPI_Ssend(buf, 1, MPI_INT, nranks + 1, 0, comm))                           \
+    X(MPI_ERR_RANK, 0, MPI_Isend(buf, 1, MPI_INT, nranks + 3, 0, comm, &rq))                      \
+    X(MPI_ERR_RANK, 0, MPI_Recv(buf, 1, MPI_INT, nranks, 0, comm, MPI_STATUS_IGNORE))             \
+    X(MPI_ERR_RANK, 0, MPI_Irecv(buf, 1, MPI_INT, nranks, 0, comm, &rq))                          \
+    X(MPI_ERR_RANK, 0, MPI_Iprobe(nranks, 0, comm, &flag, MPI_STATUS_IGNORE))                     \
+    X(MPI_ERR_RANK, 0, MPI_Send_init(buf, 1, MPI_INT, nranks, 0, comm, &rq))                      \
+    X(MPI_ERR_RANK, 0,                                                                            \
+      MPI_Sendrecv(buf, 1, MPI_INT, nranks, 0, wbuf, 1, MPI_INT, 0, 0, comm, MPI_STATUS_IGNORE))  \
+    X(MPI_ERR_RANK, 0, MPI_Put(buf, 1, MPI_INT, nranks, 0, 1, MPI_INT, win))                      \
+    X(MPI_ERR_RANK, 0, MPI_Get(buf, 1, MPI_INT, -3, 0, 1, MPI_INT, win))                          \
+    X(MPI_ERR_RANK, 0, opi_give_bad(1, MPI_INT, nranks, 0))                                       \
+    X(MPI_ERR_RANK, 0, opi_take_bad(nranks + 2, 0))                                               \
+    /* invalid root */                                                                            \
+    X(MPI_ERR_ROOT, 0, MPI_Bcast(buf, 1, MPI_INT, nranks, comm))                                  \
+    X(MPI_ERR_ROOT, 0, MPI_Bcast(buf, 1, MPI_INT, -1, comm))                                      \
+    X(MPI_ERR_ROOT, 0, MPI_Reduce(buf, wbuf, 1, MPI_INT, MPI_SUM, nranks, comm))                  \
+    X(MPI_ERR_ROOT, 0, MPI_Gather(buf, 1, MPI_INT, wbuf, 1, MPI_INT, nranks + 1, comm))           \
+    X(MPI_ERR_ROOT, 0, MPI_Scatter(buf, 1, MPI_INT, wbuf, 1, MPI_INT, -2 - nranks, comm))         \
+    /* invalid tag */                                                                             \
+    X(MPI_ERR_TAG, 0, MPI_Send(buf, 1, MPI_INT, 0, -1, comm))                                     \
+    X(MPI_ERR_TAG, 0, MPI_Send(buf, 1, MPI_INT, 0, MPI_ANY_TAG, comm))                            \
+    X(MPI_ERR_TAG, 0,                                                                             \
+      MPI_Isend(buf, 1, MPI_INT, 0, tag_ub == INT32_MAX ? -7 : tag_ub + 1, comm, &rq))            \
+    X(MPI_ERR_TAG, 0, MPI_Recv(buf, 1, MPI_INT, 0, -5, comm, MPI_STATUS_IGNORE))                  \
+    X(MPI_ERR_TAG, 0, opi_give_bad(1, MPI_INT, 0, -4))                                            \
+    X(MPI_ERR_TAG, 0, opi_take_bad(0, -4))                                                        \
+    /* invalid count */                                                                           \
+    X(MPI_ERR_COUNT, 0, MPI_Send(buf, -1, MPI_INT, 0, 0, comm))                                   \
+    X(MPI_ERR_COUNT, 0, MPI_Recv(buf, -1, MPI_INT, 0, 0, comm, MPI_STATUS_IGNORE))                \
+    X(MPI_ERR_COUNT, 0, MPI_Irecv(buf, -2, MPI_INT, 0, 0, comm, &rq))                             \
+    X(MPI_ERR_COUNT, 0, MPI_Bcast(buf, -1, MPI_INT, 0, comm))                                     \
+    /* MPICH 4.0.2 does not check it: SIGSEGV in its allreduce */                                 \
+    X(MPI_ERR_COUNT, BAD_BELOW_MPICH, MPI_Allreduce(buf, wbuf, -1, MPI_INT, MPI_SUM, comm))       \
+    X(MPI_ERR_COUNT, 0, MPI_Put(buf, -1, MPI_INT, 0, 0, 1, MPI_INT, win))                         \
+    X(MPI_ERR_COUNT, 0, MPI_Put(buf, 1, MPI_INT, 0, 0, -1, MPI_INT, win))                         \
+    X(MPI_ERR_COUNT, 0, opi_give_bad(-1, MPI_INT, 0, 0))                                          \
+    /* MPI_ERR_ARG there: the standard names no class for a negative array length */              \
+    X(MPI_ERR_COUNT, BAD_BELOW_OMPI, MPI_Waitall(-1, &rq, sts))                                   \
+    /* invalid datatype: null, or not committed */                                                \
+    X(MPI_ERR_TYPE, 0, MPI_Send(buf, 1, MPI_DATATYPE_NULL, 0, 0, comm))                           \
+    X(MPI_ERR_TYPE, 0, MPI_Recv(buf, 1, MPI_DATATYPE_NULL, 0, 0, comm, MPI_STATUS_IGNORE))        \
+    X(MPI_ERR_TYPE, 0, MPI_Bcast(buf, 1, MPI_DATATYPE_NULL, 0, comm))                             \
     /* MPICH 4.0.2 and Open MPI 4.1.4 return MPI_ERR_OP: they check the op against the   \
-     * type first */                                                                       \
-    X(MPI_ERR_TYPE, BAD_BELOW_MPICH | BAD_BELOW_OMPI,                                      \
-      MPI_Allreduce(buf, wbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, comm))                       \
-    X(MPI_ERR_TYPE, 0, MPI_Gather(buf, 1, MPI_DATATYPE_NULL, wbuf, 1, MPI_INT, 0, comm))   \
-    X(MPI_ERR_TYPE, 0, MPI_Put(buf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, win))          \
-    X(MPI_ERR_TYPE, 0, opi_give_bad(1, MPI_DATATYPE_NULL, 0, 0))                           \
-    X(MPI_ERR_TYPE, OPT, MPI_Send(buf, 1, vec, 0, 0, comm))                                \
-    X(MPI_ERR_TYPE, OPT, MPI_Isend(buf, 1, vec, 0, 0, comm, &rq))                          \
-    X(MPI_ERR_TYPE, OPT, MPI_Recv(buf, 1, vec, 0, 0, comm, MPI_STATUS_IGNORE))             \
-    X(MPI_ERR_TYPE, OPT, MPI_Bcast(buf, 1, vec, 0, comm))                                  \
-    X(MPI_ERR_TYPE, OPT, MPI_Alltoall(buf, 1, vec, wbuf, 1, MPI_INT, comm))                \
-    X(MPI_ERR_TYPE, OPT, MPI_Put(buf, 1, vec, 0, 0, 1, MPI_INT, win))                      \
-    X(MPI_ERR_TYPE, OPT, opi_give_bad(1, vec, 0, 0))                                       \
-    /* invalid op: null, or not defined for the datatype */                                \
-    X(MPI_ERR_OP, 0, MPI_Allreduce(buf, wbuf, 1, MPI_INT, MPI_OP_NULL, comm))              \
-    X(MPI_ERR_OP, 0, MPI_Reduce(buf, wbuf, 1, MPI_INT, MPI_OP_NULL, 0, comm))              \
-    X(MPI_ERR_OP, 0, MPI_Scan(buf, wbuf, 1, MPI_INT, MPI_OP_NULL, comm))                   \
+     * type first */        \
+    X(MPI_ERR_TYPE, BAD_BELOW_MPICH | BAD_BELOW_OMPI,                                             \
+      MPI_Allreduce(buf, wbuf, 1, MPI_DATATYPE_NULL, MPI_SUM, comm))                              \
+    X(MPI_ERR_TYPE, 0, MPI_Gather(buf, 1, MPI_DATATYPE_NULL, wbuf, 1, MPI_INT, 0, comm))          \
+    X(MPI_ERR_TYPE, 0, MPI_Put(buf, 1, MPI_INT, 0, 0, 1, MPI_DATATYPE_NULL, win))                 \
+    X(MPI_ERR_TYPE, 0, opi_give_bad(1, MPI_DATATYPE_NULL, 0, 0))                                  \
+    X(MPI_ERR_TYPE, OPT, MPI_Send(buf, 1, vec, 0, 0, comm))                                       \
+    X(MPI_ERR_TYPE, OPT, MPI_Isend(buf, 1, vec, 0, 0, comm, &rq))                                 \
+    X(MPI_ERR_TYPE, OPT, MPI_Recv(buf, 1, vec, 0, 0, comm, MPI_STATUS_IGNORE))                    \
+    X(MPI_ERR_TYPE, OPT, MPI_Bcast(buf, 1, vec, 0, comm))                                         \
+    X(MPI_ERR_TYPE, OPT, MPI_Alltoall(buf, 1, vec, wbuf, 1, MPI_INT, comm))                       \
+    X(MPI_ERR_TYPE, OPT, MPI_Put(buf, 1, vec, 0, 0, 1, MPI_INT, win))                             \
+    X(MPI_ERR_TYPE, OPT, opi_give_bad(1, vec, 0, 0))                                              \
+    /* invalid op: null, or not defined for the datatype */                                       \
+    X(MPI_ERR_OP, 0, MPI_Allreduce(buf, wbuf, 1, MPI_INT, MPI_OP_NULL, comm))                     \
+    X(MPI_ERR_OP, 0, MPI_Reduce(buf, wbuf, 1, MPI_INT, MPI_OP_NULL, 0, comm))                     \
+    X(MPI_ERR_OP, 0, MPI_Scan(buf, wbuf, 1, MPI_INT, MPI_OP_NULL, comm))                          \
     /* pairs the standard does not define, refused by both MPIs (HMPI hands them to the    \
-     * MPI below, which may also accept such a pair: tests/mpi/coll_op_ext.c) */            \
-    X(MPI_ERR_OP, 0, MPI_Allreduce(buf, wbuf, 1, MPI_C_BOOL, MPI_SUM, comm))               \
-    X(MPI_ERR_OP, 0, MPI_Allreduce(buf, wbuf, 1, MPI_INT, MPI_MAXLOC, comm))               \
-    X(MPI_ERR_OP, 0, MPI_Reduce(buf, wbuf, 1, MPI_DOUBLE, MPI_BAND, 0, comm))              \
-    X(MPI_ERR_OP, 0, MPI_Accumulate(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, win))  \
-    X(MPI_ERR_OP, 0, MPI_Accumulate(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, user_op, win))      \
-    /* MPICH 4.0.2 checks no op of a one-sided operation */                               \
-    X(MPI_ERR_OP, BAD_BELOW_MPICH,                                                         \
-      MPI_Accumulate(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_MINLOC, win))                  \
-    /* invalid request */                                                                  \
-    X(MPI_ERR_REQUEST, 0, start_not_persistent())                                          \
-    /* MPICH 4.0.2 starts an active persistent request again without a word */             \
-    X(MPI_ERR_REQUEST, BAD_BELOW_MPICH, start_active())                                    \
-    /* invalid window */                                                                   \
-    X(MPI_ERR_WIN, 0, MPI_Put(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL))            \
-    X(MPI_ERR_WIN, 0, MPI_Win_fence(0, MPI_WIN_NULL))                                      \
-    /* buffer NULL with a nonzero count (MPI_BOTTOM with absolute addresses is legal) */   \
-    X(MPI_ERR_BUFFER, OPT, MPI_Send(NULL, 1, MPI_INT, 0, 0, comm))                         \
-    X(MPI_ERR_BUFFER, OPT, MPI_Isend(NULL, 4, MPI_INT, 0, 0, comm, &rq))                   \
-    X(MPI_ERR_BUFFER, OPT, MPI_Recv(NULL, 4, MPI_INT, 0, 0, comm, MPI_STATUS_IGNORE))      \
+     * MPI below, which may also accept such a pair: tests/mpi/coll_op_ext.c) */      \
+    X(MPI_ERR_OP, 0, MPI_Allreduce(buf, wbuf, 1, MPI_C_BOOL, MPI_SUM, comm))                      \
+    X(MPI_ERR_OP, 0, MPI_Allreduce(buf, wbuf, 1, MPI_INT, MPI_MAXLOC, comm))                      \
+    X(MPI_ERR_OP, 0, MPI_Reduce(buf, wbuf, 1, MPI_DOUBLE, MPI_BAND, 0, comm))                     \
+    X(MPI_ERR_OP, 0, MPI_Accumulate(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, win))         \
+    X(MPI_ERR_OP, 0, MPI_Accumulate(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, user_op, win))             \
+    /* MPICH 4.0.2 checks no op of a one-sided operation */                                       \
+    X(MPI_ERR_OP, BAD_BELOW_MPICH,                                                                \
+      MPI_Accumulate(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_MINLOC, win))                         \
+    /* invalid request */                                                                         \
+    X(MPI_ERR_REQUEST, 0, start_not_persistent())                                                 \
+    /* MPICH 4.0.2 starts an active persistent request again without a word */                    \
+    X(MPI_ERR_REQUEST, BAD_BELOW_MPICH, start_active())                                           \
+    /* invalid window */                                                                          \
+    X(MPI_ERR_WIN, 0, MPI_Put(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL))                   \
+    X(MPI_ERR_WIN, 0, MPI_Win_fence(0, MPI_WIN_NULL))                                             \
+    /* buffer NULL with a nonzero count (MPI_BOTTOM with absolute addresses is legal) */          \
+    X(MPI_ERR_BUFFER, OPT, MPI_Send(NULL, 1, MPI_INT, 0, 0, comm))                                \
+    X(MPI_ERR_BUFFER, OPT, MPI_Isend(NULL, 4, MPI_INT, 0, 0, comm, &rq))                          \
+    X(MPI_ERR_BUFFER, OPT, MPI_Recv(NULL, 4, MPI_INT, 0, 0, comm, MPI_STATUS_IGNORE))             \
     /* Open MPI 4.1.4 checks no buffer of a collective (its bcast returns success, its    \
-     * allreduce crashes) and raises MPI_ERR_WIN for a put from NULL */                    \
-    X(MPI_ERR_BUFFER, OPT | BAD_BELOW_OMPI, MPI_Bcast(NULL, 2, MPI_INT, 0, comm))          \
-    X(MPI_ERR_BUFFER, OPT | BAD_BELOW_OMPI,                                                \
-      MPI_Allreduce(NULL, wbuf, 2, MPI_INT, MPI_SUM, comm))                                \
-    X(MPI_ERR_BUFFER, 0, MPI_Allreduce(buf, MPI_IN_PLACE, 2, MPI_INT, MPI_SUM, comm))      \
+     * allreduce crashes) and raises MPI_ERR_WIN for a put from NULL */       \
+    X(MPI_ERR_BUFFER, OPT | BAD_BELOW_OMPI, MPI_Bcast(NULL, 2, MPI_INT, 0, comm))                 \
+    X(MPI_ERR_BUFFER, OPT | BAD_BELOW_OMPI, MPI_Allreduce(NULL, wbuf, 2, MPI_INT, MPI_SUM, comm)) \
+    X(MPI_ERR_BUFFER, 0, MPI_Allreduce(buf, MPI_IN_PLACE, 2, MPI_INT, MPI_SUM, comm))             \
     X(MPI_ERR_BUFFER, OPT | BAD_BELOW_OMPI, MPI_Put(NULL, 1, MPI_INT, 0, 0, 1, MPI_INT, win))
 
 #define ALL_ROWS(X) ROWS(X) PART_ROWS(X)
@@ -322,8 +321,8 @@ static int run_row(int i)
 {
     MPI_Request rq = MPI_REQUEST_NULL;
     int flag = 0, k = 0;
-#define X(cls, flags, call)                                                                \
-    if (i == k++)                                                                          \
+#define X(cls, flags, call) \
+    if (i == k++)           \
         return (call);
     ALL_ROWS(X)
 #undef X
@@ -337,12 +336,12 @@ static const char *class_name(int cls)
     static const struct {
         int cls;
         const char *name;
-    } names[] = {{MPI_ERR_COMM, "MPI_ERR_COMM"},     {MPI_ERR_RANK, "MPI_ERR_RANK"},
-                 {MPI_ERR_ROOT, "MPI_ERR_ROOT"},     {MPI_ERR_TAG, "MPI_ERR_TAG"},
-                 {MPI_ERR_COUNT, "MPI_ERR_COUNT"},   {MPI_ERR_TYPE, "MPI_ERR_TYPE"},
-                 {MPI_ERR_OP, "MPI_ERR_OP"},         {MPI_ERR_REQUEST, "MPI_ERR_REQUEST"},
-                 {MPI_ERR_WIN, "MPI_ERR_WIN"},       {MPI_ERR_BUFFER, "MPI_ERR_BUFFER"},
-                 {MPI_ERR_ARG, "MPI_ERR_ARG"},       {MPI_SUCCESS, "MPI_SUCCESS"}};
+    } names[] = {{MPI_ERR_COMM, "MPI_ERR_COMM"},   {MPI_ERR_RANK, "MPI_ERR_RANK"},
+                 {MPI_ERR_ROOT, "MPI_ERR_ROOT"},   {MPI_ERR_TAG, "MPI_ERR_TAG"},
+                 {MPI_ERR_COUNT, "MPI_ERR_COUNT"}, {MPI_ERR_TYPE, "MPI_ERR_TYPE"},
+                 {MPI_ERR_OP, "MPI_ERR_OP"},       {MPI_ERR_REQUEST, "MPI_ERR_REQUEST"},
+                 {MPI_ERR_WIN, "MPI_ERR_WIN"},     {MPI_ERR_BUFFER, "MPI_ERR_BUFFER"},
+                 {MPI_ERR_ARG, "MPI_ERR_ARG"},     {MPI_SUCCESS, "MPI_SUCCESS"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (names[i].cls == cls)
             return names[i].name;
@@ -360,10 +359,10 @@ static void exchange_checked(void)
         out[i] = (unsigned char)(rank * 31 + i * 7);
     memset(in, 0, N);
     CHECK(MPI_Sendrecv(out, N, MPI_BYTE, right, 5, in, N, MPI_BYTE, left, 5, comm,
-                       MPI_STATUS_IGNORE) == MPI_SUCCESS, "ring exchange failed");
+                       MPI_STATUS_IGNORE) == MPI_SUCCESS,
+          "ring exchange failed");
     for (int i = 0; i < N; i++)
-        CHECK(in[i] == (unsigned char)(left * 31 + i * 7), "byte %d from %d is %d", i, left,
-              in[i]);
+        CHECK(in[i] == (unsigned char)(left * 31 + i * 7), "byte %d from %d is %d", i, left, in[i]);
     int mine = rank + 1, sum = 0;
     CHECK(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, comm) == MPI_SUCCESS, "allreduce");
     CHECK(sum == nranks * (nranks + 1) / 2, "allreduce gave %d", sum);
@@ -390,7 +389,8 @@ static void exchange_checked(void)
     MPI_Type_contiguous(2, MPI_INT, &two);
     MPI_Type_commit(&two);
     CHECK(MPI_Sendrecv(v, 1, vec, right, 7, w, 1, two, left, 7, comm, MPI_STATUS_IGNORE) ==
-              MPI_SUCCESS, "vector exchange once committed");
+              MPI_SUCCESS,
+          "vector exchange once committed");
     CHECK(w[0] == left && w[1] == left + 100, "vector exchange gave %d %d", w[0], w[1]);
     MPI_Type_free(&two);
     free(out);
@@ -426,24 +426,24 @@ static void on_win(MPI_Win *w, int *code, ...)
     win_code = *code;
 }
 
-#define ONCE_COMM(c, cls, call)                                                            \
-    do {                                                                                   \
-        int n0_ = comm_calls, rc_ = (call), k_;                                            \
-        MPI_Error_class(rc_, &k_);                                                         \
-        CHECK(k_ == (cls), "%s: class %d, want %s", #call, k_, #cls);                      \
+#define ONCE_COMM(c, cls, call)                                                               \
+    do {                                                                                      \
+        int n0_ = comm_calls, rc_ = (call), k_;                                               \
+        MPI_Error_class(rc_, &k_);                                                            \
+        CHECK(k_ == (cls), "%s: class %d, want %s", #call, k_, #cls);                         \
         CHECK(comm_calls == n0_ + 1, "%s: handler called %d times", #call, comm_calls - n0_); \
-        CHECK(comm_seen == (c) && comm_code == rc_, "%s: handler saw another comm or code", \
-              #call);                                                                      \
+        CHECK(comm_seen == (c) && comm_code == rc_, "%s: handler saw another comm or code",   \
+              #call);                                                                         \
     } while (0)
 
-#define ONCE_WIN(w, cls, call)                                                             \
-    do {                                                                                   \
-        int n0_ = win_calls, rc_ = (call), k_;                                             \
-        MPI_Error_class(rc_, &k_);                                                         \
-        CHECK(k_ == (cls), "%s: class %d, want %s", #call, k_, #cls);                      \
+#define ONCE_WIN(w, cls, call)                                                              \
+    do {                                                                                    \
+        int n0_ = win_calls, rc_ = (call), k_;                                              \
+        MPI_Error_class(rc_, &k_);                                                          \
+        CHECK(k_ == (cls), "%s: class %d, want %s", #call, k_, #cls);                       \
         CHECK(win_calls == n0_ + 1, "%s: handler called %d times", #call, win_calls - n0_); \
         CHECK(win_seen == (w) && win_code == rc_, "%s: handler saw another window or code", \
-              #call);                                                                      \
+              #call);                                                                       \
     } while (0)
 
 static void user_handlers(int strict)
@@ -518,8 +518,8 @@ int main(int argc, char **argv)
             continue;
         int rc = run_row(i), cls = -1;
         MPI_Error_class(rc, &cls);
-        CHECK(cls == rows[i].cls, "row %d, %s: returned %s (class %d), want %s", i,
-              rows[i].call, class_name(cls), cls, class_name(rows[i].cls));
+        CHECK(cls == rows[i].cls, "row %d, %s: returned %s (class %d), want %s", i, rows[i].call,
+              class_name(cls), cls, class_name(rows[i].cls));
         ran++;
         if (cls >= 0 && cls < 64)
             per_class[cls]++;

@@ -318,8 +318,7 @@ static void fail_while_waited(const char *how, const char *where)
     } else {
         MPI_Win_fence(0, win);
     }
-    fprintf(stderr, "fault_victim: rank %d: MPI_%s completed without the victim\n", rank,
-            where);
+    fprintf(stderr, "fault_victim: rank %d: MPI_%s completed without the victim\n", rank, where);
     MPI_Finalize();
     exit(3);
 }
@@ -355,19 +354,18 @@ static void hold(const char *dir)
 static void ring(int expect_on)
 {
     int active = HMPI_Active();
-    CHECK(expect_on < 0 || active == expect_on, "rank %d: HMPI_Active() = %d, expected %d",
-          rank, active, expect_on);
+    CHECK(expect_on < 0 || active == expect_on, "rank %d: HMPI_Active() = %d, expected %d", rank,
+          active, expect_on);
     size_t len = 1 << 20;
     uint8_t *out = malloc(len), *in = malloc(len);
     CHECK(out && in, "malloc");
     for (size_t i = 0; i < len; i++)
         out[i] = (uint8_t)(i * 7 + (size_t)rank);
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
-    MPI_Sendrecv(out, (int)len, MPI_BYTE, next, 0, in, (int)len, MPI_BYTE, prev, 0,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(out, (int)len, MPI_BYTE, next, 0, in, (int)len, MPI_BYTE, prev, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
     for (size_t i = 0; i < len; i++)
-        CHECK(in[i] == (uint8_t)(i * 7 + (size_t)prev), "rank %d: byte %zu from %d", rank, i,
-              prev);
+        CHECK(in[i] == (uint8_t)(i * 7 + (size_t)prev), "rank %d: byte %zu from %d", rank, i, prev);
     int sum = 0;
     MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK(sum == size * (size - 1) / 2, "allreduce gave %d", sum);

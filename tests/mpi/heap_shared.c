@@ -84,8 +84,8 @@ static void pat_expect(const uint8_t *p, size_t from, size_t to, uint32_t seed, 
                        int r)
 {
     for (size_t i = from; i < to; i++)
-        CHECK(p[i] == pat_byte(seed, i), "rank %d: %s of rank %d at %p differs at byte %zu",
-              rank, what, r, (const void *)p, i);
+        CHECK(p[i] == pat_byte(seed, i), "rank %d: %s of rank %d at %p differs at byte %zu", rank,
+              what, r, (const void *)p, i);
 }
 
 /* The region's mapping as /proc/self/maps shows it: one hmpi-* file, mapped shared,
@@ -183,8 +183,7 @@ int main(int argc, char **argv)
     find_hmpi();
 
     int active = hmpi_active();
-    CHECK(active == expect_on, "rank %d: HMPI_Active() = %d, expected %d", rank, active,
-          expect_on);
+    CHECK(active == expect_on, "rank %d: HMPI_Active() = %d, expected %d", rank, active, expect_on);
     CHECK(!hmpi_is_shared(pre) && hmpi_owner(pre) == -1,
           "rank %d: memory from before MPI_Init claims to be shared", rank);
     pat_expect(pre, 0, pre_len, 999, "pre-init block", rank);
@@ -222,10 +221,9 @@ int main(int argc, char **argv)
               "rank %d: HMPI_Owner(buffer %d) = %d", rank, b, hmpi_owner(buf[b]));
     }
     int holds = 0, mapped = check_region_mapping(buf[0], &holds);
-    CHECK(mapped == expect_on, "rank %d: region mapped: %d, expected %d", rank, mapped,
-          expect_on);
-    CHECK(holds == want_shared, "rank %d: buffer in the region's mapping: %d, expected %d",
-          rank, holds, want_shared);
+    CHECK(mapped == expect_on, "rank %d: region mapped: %d, expected %d", rank, mapped, expect_on);
+    CHECK(holds == want_shared, "rank %d: buffer in the region's mapping: %d, expected %d", rank,
+          holds, want_shared);
 
     uint64_t mine[NB], *all = malloc(sizeof(uint64_t) * NB * (size_t)size);
     CHECK(all != NULL, "malloc");
@@ -243,8 +241,8 @@ int main(int argc, char **argv)
             for (int b = 0; b < NB; b++) {
                 const uint8_t *p = (const uint8_t *)(uintptr_t)all[NB * r + b];
                 CHECK(hmpi_is_shared(p) && hmpi_owner(p) == local_of(r),
-                      "rank %d: buffer %d of rank %d at %p: shared %d, owner %d (want %d)", rank,
-                      b, r, (const void *)p, hmpi_is_shared(p), hmpi_owner(p), local_of(r));
+                      "rank %d: buffer %d of rank %d at %p: shared %d, owner %d (want %d)", rank, b,
+                      r, (const void *)p, hmpi_is_shared(p), hmpi_owner(p), local_of(r));
                 pat_expect(p, 0, len_of(r, b), seed_of(r, b), "buffer", r);
             }
         }

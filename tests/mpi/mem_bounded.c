@@ -113,8 +113,8 @@ int main(int argc, char **argv)
         printf("mem_bounded: %ld messages in %.1f s; resident set grew by at most %.2f MiB "
                "after the first tenth (limit %u MiB)\n",
                n * nranks, MPI_Wtime() - t0, (double)worst / (1 << 20), GROWTH_MAX >> 20);
-    CHECK(growth <= (long)GROWTH_MAX, "rank %d: resident set grew by %ld bytes over the run",
-          rank, growth);
+    CHECK(growth <= (long)GROWTH_MAX, "rank %d: resident set grew by %ld bytes over the run", rank,
+          growth);
     for (int w = 0; w < WINDOW; w++) {
         free(sbuf[w]);
         free(rbuf[w]);

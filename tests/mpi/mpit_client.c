@@ -25,36 +25,36 @@
 
 /* Before MPI_Init there is no MPI_Abort: a failed check exits. */
 static int me = -1;
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            fprintf(stderr, "mpit_client[%d] %s:%d: CHECK(%s) failed: ", me, __FILE__,    \
-                    __LINE__, #cond);                                                     \
-            fprintf(stderr, __VA_ARGS__);                                                 \
-            fputc('\n', stderr);                                                          \
-            fflush(stderr);                                                               \
-            if (me >= 0)                                                                  \
-                MPI_Abort(MPI_COMM_WORLD, 1);                                             \
-            exit(1);                                                                      \
-        }                                                                                 \
+#define CHECK(cond, ...)                                                                         \
+    do {                                                                                         \
+        if (!(cond)) {                                                                           \
+            fprintf(stderr, "mpit_client[%d] %s:%d: CHECK(%s) failed: ", me, __FILE__, __LINE__, \
+                    #cond);                                                                      \
+            fprintf(stderr, __VA_ARGS__);                                                        \
+            fputc('\n', stderr);                                                                 \
+            fflush(stderr);                                                                      \
+            if (me >= 0)                                                                         \
+                MPI_Abort(MPI_COMM_WORLD, 1);                                                    \
+            exit(1);                                                                             \
+        }                                                                                        \
     } while (0)
 #define OK(call) CHECK((call) == MPI_SUCCESS, "%s", #call)
-#define ERR(call, want)                                                                   \
-    do {                                                                                  \
-        int got_ = (call);                                                                \
-        CHECK(got_ == (want), "%s returned %d, the standard says %s (%d)", #call, got_,   \
-              #want, want);                                                               \
+#define ERR(call, want)                                                                        \
+    do {                                                                                       \
+        int got_ = (call);                                                                     \
+        CHECK(got_ == (want), "%s returned %d, the standard says %s (%d)", #call, got_, #want, \
+              want);                                                                           \
     } while (0)
 
 /* ---- the MPI below, asked directly ----------------------------------------------------- */
 
 static struct {
     int (*cvar_num)(int *);
-    int (*cvar_info)(int, char *, int *, int *, MPI_Datatype *, MPI_T_enum *, char *, int *,
-                     int *, int *);
+    int (*cvar_info)(int, char *, int *, int *, MPI_Datatype *, MPI_T_enum *, char *, int *, int *,
+                     int *);
     int (*pvar_num)(int *);
-    int (*pvar_info)(int, char *, int *, int *, int *, MPI_Datatype *, MPI_T_enum *, char *,
-                     int *, int *, int *, int *, int *);
+    int (*pvar_info)(int, char *, int *, int *, int *, MPI_Datatype *, MPI_T_enum *, char *, int *,
+                     int *, int *, int *, int *);
     int (*cat_num)(int *);
     int (*cat_info)(int, char *, int *, char *, int *, int *, int *, int *);
 } below;
@@ -71,8 +71,8 @@ static void find_below(void)
     *(void **)&below.pvar_info = dlsym(lib, "PMPI_T_pvar_get_info");
     *(void **)&below.cat_num = dlsym(lib, "PMPI_T_category_get_num");
     *(void **)&below.cat_info = dlsym(lib, "PMPI_T_category_get_info");
-    CHECK(below.cvar_num && below.cvar_info && below.pvar_num && below.pvar_info &&
-              below.cat_num && below.cat_info,
+    CHECK(below.cvar_num && below.cvar_info && below.pvar_num && below.pvar_info && below.cat_num &&
+              below.cat_info,
           "the MPI below (%s) lacks its PMPI_T_* functions", info.dli_fname);
     CHECK((void *)below.cvar_num != (void *)PMPI_T_cvar_get_num,
           "PMPI_T_cvar_get_num of %s is HMPI's own: HMPI is not in front of it", info.dli_fname);
@@ -126,8 +126,8 @@ static void check_listing(void)
     int kc = ncvar - bc, kp = npvar - bp, kk = ncat - bk;
     hmpi_kp = kp;
     CHECK(kc > 10 && kp > 50 && kk == hmpi_ncat,
-          "HMPI adds %d cvars, %d pvars, %d categories to the below's %d, %d, %d", kc, kp, kk,
-          bc, bp, bk);
+          "HMPI adds %d cvars, %d pvars, %d categories to the below's %d, %d, %d", kc, kp, kk, bc,
+          bp, bk);
     /* The below's variables: their own indices up to its count at MPI_T_init_thread, then
      * after HMPI's; same names, same descriptions. */
     for (int b = 0; b < bc; b++) {
@@ -230,8 +230,7 @@ static void check_listing(void)
         CHECK(strncmp(name, "hmpi_", 5) == 0 && dl > 10, "pvar %d: %s '%s'", i, name, desc);
         int timer = strlen(name) > 3 && strcmp(name + strlen(name) - 3, "_ns") == 0;
         CHECK(cls == (timer ? MPI_T_PVAR_CLASS_TIMER : MPI_T_PVAR_CLASS_COUNTER) &&
-                  t == MPI_UNSIGNED_LONG_LONG && bind == MPI_T_BIND_NO_OBJECT && !ro && !cont &&
-                  at,
+                  t == MPI_UNSIGNED_LONG_LONG && bind == MPI_T_BIND_NO_OBJECT && !ro && !cont && at,
               "pvar %s: class %d readonly %d continuous %d atomic %d", name, cls, ro, cont, at);
         int idx = -1;
         OK(MPI_T_pvar_get_index(name, cls, &idx));
@@ -266,18 +265,12 @@ static void check_errors(void)
 {
     char name[NAME];
     int len = NAME, n, idx;
-    ERR(cvar_info(MPI_T_cvar_get_info, -1, name, &len, NULL, NULL),
-        MPI_T_ERR_INVALID_INDEX);
-    ERR(cvar_info(MPI_T_cvar_get_info, ncvar, name, &len, NULL, NULL),
-        MPI_T_ERR_INVALID_INDEX);
-    ERR(pvar_info(MPI_T_pvar_get_info, -1, name, &len, NULL, NULL),
-        MPI_T_ERR_INVALID_INDEX);
-    ERR(pvar_info(MPI_T_pvar_get_info, npvar, name, &len, NULL, NULL),
-        MPI_T_ERR_INVALID_INDEX);
-    ERR(MPI_T_category_get_info(ncat, name, &len, NULL, &len, &n, &n, &n),
-        MPI_T_ERR_INVALID_INDEX);
-    ERR(MPI_T_category_get_info(-3, name, &len, NULL, &len, &n, &n, &n),
-        MPI_T_ERR_INVALID_INDEX);
+    ERR(cvar_info(MPI_T_cvar_get_info, -1, name, &len, NULL, NULL), MPI_T_ERR_INVALID_INDEX);
+    ERR(cvar_info(MPI_T_cvar_get_info, ncvar, name, &len, NULL, NULL), MPI_T_ERR_INVALID_INDEX);
+    ERR(pvar_info(MPI_T_pvar_get_info, -1, name, &len, NULL, NULL), MPI_T_ERR_INVALID_INDEX);
+    ERR(pvar_info(MPI_T_pvar_get_info, npvar, name, &len, NULL, NULL), MPI_T_ERR_INVALID_INDEX);
+    ERR(MPI_T_category_get_info(ncat, name, &len, NULL, &len, &n, &n, &n), MPI_T_ERR_INVALID_INDEX);
+    ERR(MPI_T_category_get_info(-3, name, &len, NULL, &len, &n, &n, &n), MPI_T_ERR_INVALID_INDEX);
     int m[4];
     ERR(MPI_T_category_get_cvars(ncat, 4, m), MPI_T_ERR_INVALID_INDEX);
     ERR(MPI_T_category_get_pvars(ncat + 5, 4, m), MPI_T_ERR_INVALID_INDEX);
@@ -505,8 +498,8 @@ static void check_counting(int rank, int size)
     OK(MPI_T_cvar_read(c, dir));
     env = getenv("HMPI_SHM_DIR");
     (void)env;
-    CHECK(strcmp(dir, env ? env : "/dev/shm") == 0 && (int)strlen(dir) < n, "HMPI_SHM_DIR reads '%s'",
-          dir);
+    CHECK(strcmp(dir, env ? env : "/dev/shm") == 0 && (int)strlen(dir) < n,
+          "HMPI_SHM_DIR reads '%s'", dir);
     free(dir);
     OK(MPI_T_cvar_handle_free(&c));
 
@@ -537,7 +530,8 @@ int main(int argc, char **argv)
     unsigned long long v = 0;
     OK(MPI_T_cvar_read(c, &v));
     const char *env = getenv("HMPI_IMMEDIATE_MAX");
-    CHECK(v == (env ? strtoull(env, NULL, 10) : 256), "HMPI_IMMEDIATE_MAX before MPI_Init: %llu", v);
+    CHECK(v == (env ? strtoull(env, NULL, 10) : 256), "HMPI_IMMEDIATE_MAX before MPI_Init: %llu",
+          v);
     ERR(MPI_T_cvar_write(c, &v), MPI_T_ERR_CVAR_SET_NOT_NOW);
     OK(MPI_T_cvar_handle_free(&c));
 
@@ -556,8 +550,8 @@ int main(int argc, char **argv)
     ERR(MPI_T_pvar_get_num(&num), MPI_T_ERR_NOT_INITIALIZED);
     ERR(MPI_T_category_get_num(&num), MPI_T_ERR_NOT_INITIALIZED);
     if (rank == 0)
-        printf("mpit_client: %d ranks ok (%d cvars, %d pvars, %d categories)\n", size, ncvar,
-               npvar, ncat);
+        printf("mpit_client: %d ranks ok (%d cvars, %d pvars, %d categories)\n", size, ncvar, npvar,
+               ncat);
     MPI_Finalize();
     return 0;
 }

@@ -11,8 +11,7 @@ static int my_slice = -1; /* this rank's slice of the shared heap (-1: none, or 
 /* Ring: give to the right, take from the left, blocking (gives never wait). */
 static void ring_blocking(void)
 {
-    static const size_t sizes[] = {0, 1, 7, 8, 63, 64, 65, 255, 256, 1000, 4096, 65536,
-                                   1 << 20};
+    static const size_t sizes[] = {0, 1, 7, 8, 63, 64, 65, 255, 256, 1000, 4096, 65536, 1 << 20};
     int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         size_t n = sizes[k];
@@ -21,14 +20,12 @@ static void ring_blocking(void)
         CHECK(HMPI_Is_shared(p) == HMPI_Active(), "buffer shared iff HMPI is active");
         opi_fill(p, n, rank, (int)k, n);
         void *given = p;
-        CHECK(OPI_Give(&p, (int)n, MPI_BYTE, right, (int)k, MPI_COMM_WORLD) == MPI_SUCCESS,
-              "give");
+        CHECK(OPI_Give(&p, (int)n, MPI_BYTE, right, (int)k, MPI_COMM_WORLD) == MPI_SUCCESS, "give");
         CHECK(p == NULL, "OPI_Give must clear the pointer");
         /* Tell the taker where the buffer was: a local take must get that very pointer. */
         void *theirs = NULL;
-        MPI_Sendrecv(&given, sizeof given, MPI_BYTE, right, 1000 + (int)k, &theirs,
-                     sizeof theirs, MPI_BYTE, left, 1000 + (int)k, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
+        MPI_Sendrecv(&given, sizeof given, MPI_BYTE, right, 1000 + (int)k, &theirs, sizeof theirs,
+                     MPI_BYTE, left, 1000 + (int)k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         void *q = NULL;
         MPI_Status st;
         CHECK(OPI_Take(&q, (int)n, MPI_BYTE, left, (int)k, MPI_COMM_WORLD, &st) == MPI_SUCCESS,
@@ -42,8 +39,10 @@ static void ring_blocking(void)
             CHECK(q == theirs, "local take of %zu B: got %p, the giver's buffer was %p", n, q,
                   theirs);
         else if (HMPI_Active() && my_slice >= 0)
-            CHECK(HMPI_Owner(q) == my_slice, "a remote take gets a buffer of this rank's "
-                                             "slice, not %d", HMPI_Owner(q));
+            CHECK(HMPI_Owner(q) == my_slice,
+                  "a remote take gets a buffer of this rank's "
+                  "slice, not %d",
+                  HMPI_Owner(q));
         opi_verify(q, n, left, (int)k, n, "ring");
         CHECK(OPI_Free(&q) == MPI_SUCCESS && q == NULL, "free");
     }

@@ -33,14 +33,14 @@ static inline void opi_fill(void *buf, size_t n, int giver, int tag, uint64_t se
         b[i] = opi_byte(giver, tag, seq, i);
 }
 
-#define opi_verify(buf, n, giver, tag, seq, what)                                          \
-    do {                                                                                  \
-        const unsigned char *b_ = (const unsigned char *)(buf);                           \
-        for (size_t i_ = 0; i_ < (size_t)(n); i_++)                                       \
-            CHECK(b_[i_] == opi_byte((giver), (tag), (seq), i_),                          \
-                  "%s: byte %zu of %zu is %u, expected %u (giver %d tag %d seq %llu)",    \
-                  (what), i_, (size_t)(n), b_[i_], opi_byte((giver), (tag), (seq), i_),   \
-                  (giver), (tag), (unsigned long long)(seq));                             \
+#define opi_verify(buf, n, giver, tag, seq, what)                                                  \
+    do {                                                                                           \
+        const unsigned char *b_ = (const unsigned char *)(buf);                                    \
+        for (size_t i_ = 0; i_ < (size_t)(n); i_++)                                                \
+            CHECK(b_[i_] == opi_byte((giver), (tag), (seq), i_),                                   \
+                  "%s: byte %zu of %zu is %u, expected %u (giver %d tag %d seq %llu)", (what), i_, \
+                  (size_t)(n), b_[i_], opi_byte((giver), (tag), (seq), i_), (giver), (tag),        \
+                  (unsigned long long)(seq));                                                      \
     } while (0)
 
 /* 1 when world rank peer shares this rank's node (simulated nodes included) and HMPI

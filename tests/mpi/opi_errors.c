@@ -78,8 +78,7 @@ static void on_give(void)
     expect(OPI_Give(&p, 1, MPI_INT, right, -5, MPI_COMM_WORLD), MPI_ERR_TAG, "tag");
     expect(OPI_Give(&p, 1, MPI_INT, right, MPI_ANY_TAG, MPI_COMM_WORLD), MPI_ERR_TAG,
            "give with ANY_TAG");
-    expect(OPI_Give(&p, 1, MPI_DATATYPE_NULL, right, 0, MPI_COMM_WORLD), MPI_ERR_TYPE,
-           "datatype");
+    expect(OPI_Give(&p, 1, MPI_DATATYPE_NULL, right, 0, MPI_COMM_WORLD), MPI_ERR_TYPE, "datatype");
     expect(OPI_Give(&p, 1, MPI_INT, right, 0, MPI_COMM_NULL), MPI_ERR_COMM, "COMM_NULL");
     CHECK(p == copy, "failed gives must leave the pointer");
     /* After all that the buffer is still ours: a give of exactly its size works. */
@@ -102,8 +101,7 @@ static void on_take(void)
            "take(NULL)");
     expect(OPI_Take(&p, -1, MPI_INT, left, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_COUNT,
            "take count < 0");
-    expect(OPI_Itake(&p, 1, MPI_INT, nranks + 3, 0, MPI_COMM_WORLD, &r), MPI_ERR_RANK,
-           "take rank");
+    expect(OPI_Itake(&p, 1, MPI_INT, nranks + 3, 0, MPI_COMM_WORLD, &r), MPI_ERR_RANK, "take rank");
     expect(OPI_Itake(&p, 1, MPI_INT, left, -2, MPI_COMM_WORLD, &r), MPI_ERR_TAG, "take tag");
     CHECK(p == NULL, "failed takes leave *ptr");
 

@@ -16,9 +16,7 @@ static void complete(by_t by, int n, MPI_Request *r, MPI_Status *st)
     int idx[4 * K], out, flag = 0;
     MPI_Status one;
     switch (by) {
-    case BY_WAITALL:
-        CHECK(MPI_Waitall(n, r, st) == MPI_SUCCESS, "waitall");
-        break;
+    case BY_WAITALL: CHECK(MPI_Waitall(n, r, st) == MPI_SUCCESS, "waitall"); break;
     case BY_WAITANY:
         for (int done = 0; done < n; done++) {
             int i;

@@ -83,8 +83,10 @@ int main(int argc, char **argv)
     /* A giver's buffers alive: at most WINDOW in flight, plus what two pools (rank 0's
      * and its own) and its return queue hold; far below its message count. */
     unsigned long long bound = WINDOW + 2 * (pool_max / 128) + 64; /* buffers >= 128 B */
-    CHECK(info.heap_allocs - info.heap_frees == info.owned_blocks, "rank %d: %llu allocated, "
-          "%llu freed, %llu alive", rank, info.heap_allocs, info.heap_frees, info.owned_blocks);
+    CHECK(info.heap_allocs - info.heap_frees == info.owned_blocks,
+          "rank %d: %llu allocated, "
+          "%llu freed, %llu alive",
+          rank, info.heap_allocs, info.heap_frees, info.owned_blocks);
     if (rank != 0) {
         CHECK(max_owned <= bound, "rank %d: %llu buffers of its heap alive (bound %llu, %d given)",
               rank, max_owned, bound, mine);

@@ -11,16 +11,13 @@ static int rank, nranks;
 enum { PER_GIVER = 300, NTAGS = 3 }; /* PER_GIVER a multiple of NTAGS */
 
 /* Payload: giver, sequence number, then a pattern of that pair. */
-static size_t size_of(int giver, int seq)
-{
-    return 16 + (size_t)((giver * 131 + seq * 17) % 5000);
-}
+static size_t size_of(int giver, int seq) { return 16 + (size_t)((giver * 131 + seq * 17) % 5000); }
 
 static void check_payload(const void *p, size_t n, int giver, int seq, const char *what)
 {
     const int *h = p;
-    CHECK(h[0] == giver && h[1] == seq, "%s: payload says giver %d seq %d, expected %d/%d",
-          what, h[0], h[1], giver, seq);
+    CHECK(h[0] == giver && h[1] == seq, "%s: payload says giver %d seq %d, expected %d/%d", what,
+          h[0], h[1], giver, seq);
     opi_verify((const char *)p + 16, n - 16, giver, 1, (uint64_t)seq, what);
 }
 
@@ -51,16 +48,15 @@ static void take_streams(void)
         void *p = NULL;
         MPI_Status st;
         int tag = got % 5 == 3 && left_with[got % NTAGS] ? got % NTAGS : MPI_ANY_TAG;
-        CHECK(OPI_Take(&p, 6000, MPI_BYTE, MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &st) == 0,
-              "take");
+        CHECK(OPI_Take(&p, 6000, MPI_BYTE, MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &st) == 0, "take");
         int g = st.MPI_SOURCE;
         CHECK(g >= 0 && g < nranks, "status source %d", g);
         int seq = ((int *)p)[1];
-        CHECK(seq >= 0 && seq < PER_GIVER && !taken[g * PER_GIVER + seq],
-              "giver %d: seq %d twice", g, seq);
+        CHECK(seq >= 0 && seq < PER_GIVER && !taken[g * PER_GIVER + seq], "giver %d: seq %d twice",
+              g, seq);
         for (int s = seq % NTAGS; s < seq; s += NTAGS)
-            CHECK(taken[g * PER_GIVER + s], "giver %d: seq %d overtook seq %d (tag %d)", g,
-                  seq, s, seq % NTAGS);
+            CHECK(taken[g * PER_GIVER + s], "giver %d: seq %d overtook seq %d (tag %d)", g, seq, s,
+                  seq % NTAGS);
         taken[g * PER_GIVER + seq] = 1;
         left_with[seq % NTAGS]--;
         CHECK(st.MPI_TAG == seq % NTAGS && (tag == MPI_ANY_TAG || tag == st.MPI_TAG),

@@ -58,8 +58,8 @@ int main(int argc, char **argv)
         uint8_t *in = malloc(N), sin[300];
         MPI_Sendrecv(heap, N, MPI_BYTE, peer, 1, in, N, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
-        MPI_Sendrecv(stack, (int)sizeof stack, MPI_BYTE, peer, 2, sin, (int)sizeof sin,
-                     MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(stack, (int)sizeof stack, MPI_BYTE, peer, 2, sin, (int)sizeof sin, MPI_BYTE,
+                     peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (size_t i = 0; i < N; i++)
             CHECK(in[i] == (uint8_t)(i * 7 + (size_t)peer + (size_t)round),
                   "rank %d round %d: heap byte %zu", rank, round, i);
@@ -75,12 +75,12 @@ int main(int argc, char **argv)
         if (rank == 0) {
             CHECK(OPI_Alloc(&p, 4096) == MPI_SUCCESS && p != NULL, "OPI_Alloc");
             memset(p, 0x5C, 4096);
-            CHECK(OPI_Give(&p, 4096, MPI_BYTE, 1, 3, MPI_COMM_WORLD) == MPI_SUCCESS &&
-                      p == NULL,
+            CHECK(OPI_Give(&p, 4096, MPI_BYTE, 1, 3, MPI_COMM_WORLD) == MPI_SUCCESS && p == NULL,
                   "OPI_Give");
         } else {
             CHECK(OPI_Take(&p, 4096, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE) ==
-                      MPI_SUCCESS && p != NULL,
+                          MPI_SUCCESS &&
+                      p != NULL,
                   "OPI_Take");
             for (int i = 0; i < 4096; i++)
                 CHECK(((uint8_t *)p)[i] == 0x5C, "OPI byte %d", i);

@@ -77,9 +77,7 @@ static void neighbors(int step)
 static void call(int step)
 {
     switch (step) {
-    case 1:
-        P2P_OK(MPI_Barrier(MPI_COMM_WORLD));
-        break;
+    case 1: P2P_OK(MPI_Barrier(MPI_COMM_WORLD)); break;
     case 2: {
         P2P_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup_c));
         int r = -1;

@@ -8,14 +8,14 @@
 enum kind { K_HEAP, K_STACK, K_STATIC, K_PREINIT, NKINDS };
 static const char *kind_name[NKINDS] = {"heap", "stack", "static", "pre-init"};
 
-static const size_t sizes[] = {0,    1,     255,   256,   257,   8191,  8192,
+static const size_t sizes[] = {0,    1,     255,   256,   257,   8191,          8192,
                                8193, 24575, 24576, 24577, 65536, (1u << 20) + 3};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 #define MAX_SIZE ((1u << 20) + 3)
-#define STACK_MAX (64u << 10)        /* stack buffers only up to this size */
-#define BIG_SIZE (64u << 20)         /* one pair only */
-#define GUARD 64                     /* canary bytes before and after each buffer */
-#define SLACK (2 * GUARD + 8)        /* guards plus a misalignment of 0..7 */
+#define STACK_MAX (64u << 10) /* stack buffers only up to this size */
+#define BIG_SIZE (64u << 20)  /* one pair only */
+#define GUARD 64              /* canary bytes before and after each buffer */
+#define SLACK (2 * GUARD + 8) /* guards plus a misalignment of 0..7 */
 #define CANARY 0xA5
 #define POISON 0x5A
 #define SEED 0x5EEDB0u
@@ -74,14 +74,10 @@ typedef struct {
 static unsigned char *base_of(int k, int send, int slot, size_t n, unsigned char *stack)
 {
     switch (k) {
-    case K_HEAP:
-        return malloc(n + SLACK);
-    case K_STACK:
-        return stack + (size_t)slot * (STACK_MAX + SLACK);
-    case K_STATIC:
-        return send ? static_send[slot] : static_recv[slot];
-    default:
-        return send ? pre_send[slot] : pre_recv[slot];
+    case K_HEAP: return malloc(n + SLACK);
+    case K_STACK: return stack + (size_t)slot * (STACK_MAX + SLACK);
+    case K_STATIC: return send ? static_send[slot] : static_recv[slot];
+    default: return send ? pre_send[slot] : pre_recv[slot];
     }
 }
 
@@ -91,10 +87,9 @@ static void verify(size_t si, xfer_t *x, int src, const char *mode)
     char what[200];
     snprintf(what, sizeof what, "%zu B %s -> %s (%s, %d -> %d, tag %d, offsets %d/%d)", n,
              kind_name[x->ks], kind_name[x->kr], mode, src, rank, x->tag, x->soff, x->roff);
-    CHECK(x->st.MPI_SOURCE == src && x->st.MPI_TAG == x->tag,
-          "%s: status says source %d tag %d", what, x->st.MPI_SOURCE, x->st.MPI_TAG);
-    CHECK(p2p_count(&x->st, MPI_BYTE) == (int)n, "%s: count %d", what,
-          p2p_count(&x->st, MPI_BYTE));
+    CHECK(x->st.MPI_SOURCE == src && x->st.MPI_TAG == x->tag, "%s: status says source %d tag %d",
+          what, x->st.MPI_SOURCE, x->st.MPI_TAG);
+    CHECK(p2p_count(&x->st, MPI_BYTE) == (int)n, "%s: count %d", what, p2p_count(&x->st, MPI_BYTE));
     P2P_CHECK_DATA(x->r, n, p2p_key(src, x->tag, si, SEED), "%s: received", what);
     check_guards(x->r, n, x->roff, what);
     P2P_CHECK_DATA(x->s, n, p2p_key(rank, x->tag, si, SEED), "%s: send buffer changed", what);
@@ -233,8 +228,9 @@ int main(int argc, char **argv)
         void *h = malloc(64);
         char stack[64];
         printf("p2p_boundaries: %d ranks; shared? heap %d stack %d static %d pre-init %d "
-               "(-1: no HMPI)\n", nranks, p2p_shared(h), p2p_shared(stack),
-               p2p_shared(static_send), p2p_shared(pre_send[0]));
+               "(-1: no HMPI)\n",
+               nranks, p2p_shared(h), p2p_shared(stack), p2p_shared(static_send),
+               p2p_shared(pre_send[0]));
         free(h);
     }
     if (nranks < 2) {

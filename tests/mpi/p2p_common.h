@@ -97,16 +97,15 @@ static inline ptrdiff_t p2p_diff(const void *buf, size_t n, uint64_t key)
 
 /* Fails with "<what>: byte i of n: expected x, got y" when buf is not key's payload.
  * what is a printf format with its arguments. */
-#define P2P_CHECK_DATA(buf, n, key, ...)                                               \
-    do {                                                                               \
-        ptrdiff_t d_ = p2p_diff((buf), (n), (key));                                    \
-        if (d_ >= 0) {                                                                 \
-            char what_[256];                                                           \
-            snprintf(what_, sizeof what_, __VA_ARGS__);                                \
-            CHECK(d_ < 0, "%s: byte %td of %zu differs: expected 0x%02x, got 0x%02x",  \
-                  what_, d_, (size_t)(n), p2p_byte((key), (size_t)d_),                 \
-                  ((const unsigned char *)(buf))[d_]);                                 \
-        }                                                                              \
+#define P2P_CHECK_DATA(buf, n, key, ...)                                                         \
+    do {                                                                                         \
+        ptrdiff_t d_ = p2p_diff((buf), (n), (key));                                              \
+        if (d_ >= 0) {                                                                           \
+            char what_[256];                                                                     \
+            snprintf(what_, sizeof what_, __VA_ARGS__);                                          \
+            CHECK(d_ < 0, "%s: byte %td of %zu differs: expected 0x%02x, got 0x%02x", what_, d_, \
+                  (size_t)(n), p2p_byte((key), (size_t)d_), ((const unsigned char *)(buf))[d_]); \
+        }                                                                                        \
     } while (0)
 
 /* A cheap 64-bit checksum of bytes (FNV-1a over words); order-sensitive. */
@@ -137,19 +136,19 @@ static inline const char *p2p_errstr(int rc)
 }
 
 /* Call must succeed (useful on communicators with MPI_ERRORS_RETURN). */
-#define P2P_OK(call)                                                                   \
-    do {                                                                               \
-        int rc_ = (call);                                                              \
-        CHECK(rc_ == MPI_SUCCESS, "%s returned %d: %s", #call, rc_, p2p_errstr(rc_));  \
+#define P2P_OK(call)                                                                  \
+    do {                                                                              \
+        int rc_ = (call);                                                             \
+        CHECK(rc_ == MPI_SUCCESS, "%s returned %d: %s", #call, rc_, p2p_errstr(rc_)); \
     } while (0)
 
 /* Call must fail with error class cls. */
-#define P2P_FAILS(cls, call)                                                           \
-    do {                                                                               \
-        int rc_ = (call);                                                              \
-        CHECK(rc_ != MPI_SUCCESS && p2p_class(rc_) == (cls),                           \
-              "%s returned %d (class %d: %s), expected class %s (%d)", #call, rc_,     \
-              rc_ == MPI_SUCCESS ? 0 : p2p_class(rc_), p2p_errstr(rc_), #cls, (cls));  \
+#define P2P_FAILS(cls, call)                                                          \
+    do {                                                                              \
+        int rc_ = (call);                                                             \
+        CHECK(rc_ != MPI_SUCCESS && p2p_class(rc_) == (cls),                          \
+              "%s returned %d (class %d: %s), expected class %s (%d)", #call, rc_,    \
+              rc_ == MPI_SUCCESS ? 0 : p2p_class(rc_), p2p_errstr(rc_), #cls, (cls)); \
     } while (0)
 
 static inline int p2p_count(const MPI_Status *st, MPI_Datatype t)

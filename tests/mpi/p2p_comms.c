@@ -15,7 +15,7 @@
 typedef struct {
     const char *name;
     MPI_Comm c;
-    int gid;                        /* the same on every rank (indices differ) */
+    int gid; /* the same on every rank (indices differ) */
     int size, me, left, right;
     size_t bytes;
 } ent_t;
@@ -80,7 +80,8 @@ static void check_message(int id, const unsigned char *b, const MPI_Status *st, 
     head_t h;
     memcpy(&h, b, sizeof h);
     CHECK(h.comm_id == e->gid, "%s on %s: got the message sent on %s (from world rank %d)", how,
-          e->name, h.comm_id >= 0 && h.comm_id < MAXC && gid_name[h.comm_id] ? gid_name[h.comm_id] : "?",
+          e->name,
+          h.comm_id >= 0 && h.comm_id < MAXC && gid_name[h.comm_id] ? gid_name[h.comm_id] : "?",
           h.world_from);
     CHECK(st->MPI_SOURCE == e->left && h.from == e->left,
           "%s on %s: status source %d, sender's rank in the communicator %d, expected %d", how,
@@ -101,14 +102,15 @@ static void check_message(int id, const unsigned char *b, const MPI_Status *st, 
 static void expected_traffic(void)
 {
     MPI_Request *rq = malloc(sizeof(MPI_Request) * 4 * ncomms);
-    unsigned char **rb = malloc(sizeof(void *) * 2 * ncomms), **sb = malloc(sizeof(void *) * 2 * ncomms);
+    unsigned char **rb = malloc(sizeof(void *) * 2 * ncomms),
+                  **sb = malloc(sizeof(void *) * 2 * ncomms);
     MPI_Status *st = malloc(sizeof(MPI_Status) * 4 * ncomms);
     for (int i = 0; i < ncomms; i++) {
         for (int s = 0; s < 2; s++) {
             rb[2 * i + s] = malloc(comms[i].bytes);
             /* the first by source, the second from anyone */
-            MPI_Irecv(rb[2 * i + s], (int)comms[i].bytes, MPI_BYTE, s ? MPI_ANY_SOURCE : comms[i].left,
-                      TAG, comms[i].c, &rq[2 * i + s]);
+            MPI_Irecv(rb[2 * i + s], (int)comms[i].bytes, MPI_BYTE,
+                      s ? MPI_ANY_SOURCE : comms[i].left, TAG, comms[i].c, &rq[2 * i + s]);
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -149,7 +151,8 @@ static void unexpected_traffic(void)
             unsigned char *b = malloc(comms[i].bytes);
             MPI_Status st;
             if (s == 0)
-                MPI_Recv(b, (int)comms[i].bytes, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, comms[i].c, &st);
+                MPI_Recv(b, (int)comms[i].bytes, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, comms[i].c,
+                         &st);
             else {
                 MPI_Probe(comms[i].left, TAG, comms[i].c, &st);
                 CHECK(p2p_count(&st, MPI_BYTE) == (int)comms[i].bytes, "Probe on %s: %d B",
@@ -188,8 +191,8 @@ static void churn(void)
         int flag, v = -1;
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c, &flag, &st);
-        CHECK(!flag, "iteration %d: a new communicator already holds a message from %d tag %d",
-              it, st.MPI_SOURCE, st.MPI_TAG);
+        CHECK(!flag, "iteration %d: a new communicator already holds a message from %d tag %d", it,
+              st.MPI_SOURCE, st.MPI_TAG);
         p2p_barrier_polite(c); /* nobody sends on c before everyone has looked */
         int out = it * 1000 + rank;
         MPI_Sendrecv(&out, 1, MPI_INT, right, TAG, &v, 1, MPI_INT, left, TAG, c, &st);
@@ -227,11 +230,13 @@ static void intercomm(void)
             if (low) {
                 p2p_fill(b, sizes[k], p2p_key(rank, tag, (uint64_t)it, SEED));
                 MPI_Send(b, (int)sizes[k], MPI_BYTE, peer, tag, inter);
-                MPI_Recv(b, (int)sizes[k], MPI_BYTE, it % 2 ? MPI_ANY_SOURCE : peer, tag, inter, &st);
+                MPI_Recv(b, (int)sizes[k], MPI_BYTE, it % 2 ? MPI_ANY_SOURCE : peer, tag, inter,
+                         &st);
                 P2P_CHECK_DATA(b, sizes[k], p2p_key(h + me, tag, (uint64_t)it, SEED),
                                "intercomm pong %d of %zu B", it, sizes[k]);
             } else {
-                MPI_Recv(b, (int)sizes[k], MPI_BYTE, it % 2 ? MPI_ANY_SOURCE : peer, tag, inter, &st);
+                MPI_Recv(b, (int)sizes[k], MPI_BYTE, it % 2 ? MPI_ANY_SOURCE : peer, tag, inter,
+                         &st);
                 P2P_CHECK_DATA(b, sizes[k], p2p_key(me, tag, (uint64_t)it, SEED),
                                "intercomm ping %d of %zu B", it, sizes[k]);
                 p2p_fill(b, sizes[k], p2p_key(rank, tag, (uint64_t)it, SEED));
@@ -321,12 +326,12 @@ int main(int argc, char **argv)
 
     double tc = MPI_Wtime();
     int verbose = getenv("P2P_VERBOSE") != NULL;
-#define STEP(f)                                                                        \
-    do {                                                                               \
-        f();                                                                           \
-        if (verbose && rank == 0)                                                      \
-            printf("  %s: %.3f s\n", #f, MPI_Wtime() - tc);                            \
-        tc = MPI_Wtime();                                                              \
+#define STEP(f)                                             \
+    do {                                                    \
+        f();                                                \
+        if (verbose && rank == 0)                           \
+            printf("  %s: %.3f s\n", #f, MPI_Wtime() - tc); \
+        tc = MPI_Wtime();                                   \
     } while (0)
     if (verbose && rank == 0)
         printf("  creating: %.3f s\n", tc - t0);

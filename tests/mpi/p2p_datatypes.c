@@ -8,7 +8,7 @@
 #include "p2p_common.h"
 
 #define SEED 0xDA7A7ull
-#define HOLE 0x77        /* receive buffer bytes no element covers */
+#define HOLE 0x77 /* receive buffer bytes no element covers */
 #define SENDHOLE 0xEE
 
 /* ---- a mirror of each datatype: enough to list where its basic elements lie ---- */
@@ -16,11 +16,11 @@
 enum dkind { D_BASIC, D_HVEC, D_HIDX, D_STRUCT, D_RESIZED };
 typedef struct desc {
     enum dkind kind;
-    size_t size;                   /* D_BASIC */
-    int n, *bl;                    /* blocks: count and lengths */
-    ptrdiff_t *disp, stride;       /* D_HIDX/D_STRUCT displacements, D_HVEC stride (bytes) */
-    struct desc **child;           /* one child, or n for D_STRUCT */
-    ptrdiff_t lb, ub;              /* bounds, as MPI computes them (no struct padding) */
+    size_t size;             /* D_BASIC */
+    int n, *bl;              /* blocks: count and lengths */
+    ptrdiff_t *disp, stride; /* D_HIDX/D_STRUCT displacements, D_HVEC stride (bytes) */
+    struct desc **child;     /* one child, or n for D_STRUCT */
+    ptrdiff_t lb, ub;        /* bounds, as MPI computes them (no struct padding) */
 } desc_t;
 
 typedef struct {
@@ -247,7 +247,7 @@ typedef struct {
 typedef struct {
     el_t *e;
     int n, cap;
-    size_t bytes; /* sum of lengths: the message size */
+    size_t bytes;   /* sum of lengths: the message size */
     ptrdiff_t span; /* one past the highest byte an element covers */
 } layout_t;
 
@@ -266,9 +266,7 @@ static void emit(const desc_t *d, ptrdiff_t base, layout_t *l)
         if (base + (ptrdiff_t)d->size > l->span)
             l->span = base + (ptrdiff_t)d->size;
         return;
-    case D_RESIZED:
-        emit(d->child[0], base, l);
-        return;
+    case D_RESIZED: emit(d->child[0], base, l); return;
     default:
         for (int i = 0; i < d->n; i++) {
             const desc_t *c = d->child[d->kind == D_STRUCT ? i : 0];
@@ -317,7 +315,8 @@ static void check_recv(const unsigned char *b, const layout_t *l, int nel, ptrdi
             mark[o] = 1;
             CHECK(b[o] == p2p_byte(key, pos),
                   "%s: element %d byte %zu (buffer offset %td, message byte %zu): expected "
-                  "0x%02x, got 0x%02x", what, k, i, o, pos, p2p_byte(key, pos), b[o]);
+                  "0x%02x, got 0x%02x",
+                  what, k, i, o, pos, p2p_byte(key, pos), b[o]);
         }
     for (ptrdiff_t o = 0; o < span; o++)
         CHECK(mark[o] || b[o] == HOLE, "%s: hole byte at offset %td written (0x%02x)", what, o,
@@ -401,7 +400,8 @@ int main(int argc, char **argv)
     ty_t cdi_c[3] = {chr, dbl, in};
     int bl3[3] = {1, 1, 1};
     ptrdiff_t holey3[3] = {0, 8, 16}, packed3[3] = {0, 1, 9};
-    ty_t st_cdi = t_struct(3, bl3, holey3, cdi_c, 24), pk_cdi = t_struct(3, bl3, packed3, cdi_c, 13);
+    ty_t st_cdi = t_struct(3, bl3, holey3, cdi_c, 24),
+         pk_cdi = t_struct(3, bl3, packed3, cdi_c, 13);
     /* 3x4 ints out of 6x8 (C order) and 4x3 out of 7x3 (Fortran order) */
     int sz_c[2] = {6, 8}, sub_c[2] = {3, 4}, at_c[2] = {2, 3};
     int sz_f[2] = {7, 3}, sub_f[2] = {4, 3}, at_f[2] = {2, 0};
@@ -496,7 +496,8 @@ int main(int argc, char **argv)
         } cases[2] = {{&dbl, &c3, 7, 3, 7, "7 doubles as contiguous(3)"},
                       {&s7, &pk_cdi, 1, 3, 7, "char,double,int x2 + char as packed structs"}};
         for (int k = 0; k < 2; k++) {
-            layout_t ls = layout_of(cases[k].s, cases[k].sc), lr = layout_of(cases[k].r, cases[k].rc);
+            layout_t ls = layout_of(cases[k].s, cases[k].sc),
+                     lr = layout_of(cases[k].r, cases[k].rc);
             unsigned char *sb = pack_send(&ls, p2p_key(rank, 910 + k, 0, SEED));
             unsigned char *rb = malloc((size_t)lr.span + 64);
             memset(rb, HOLE, (size_t)lr.span + 64);

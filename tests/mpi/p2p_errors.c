@@ -22,11 +22,11 @@
 static int rank, nranks, verbose;
 static MPI_Comm comm; /* a dup of MPI_COMM_WORLD with MPI_ERRORS_RETURN */
 
-#define SECTION_DONE(name)                                                             \
-    do {                                                                               \
-        MPI_Barrier(MPI_COMM_WORLD);                                                   \
-        if (verbose && rank == 0)                                                      \
-            printf("  %s: ok\n", name);                                                \
+#define SECTION_DONE(name)              \
+    do {                                \
+        MPI_Barrier(MPI_COMM_WORLD);    \
+        if (verbose && rank == 0)       \
+            printf("  %s: ok\n", name); \
     } while (0)
 
 /* An empty status (MPI-4 3.7.3): source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0,
@@ -64,7 +64,8 @@ static void probe_below(void)
     if (!below_irecv_procnull_ok && rank == 0)
         printf("p2p_errors: note: the MPI below completes Irecv(MPI_PROC_NULL) with source %d "
                "tag %d (not MPI_PROC_NULL, MPI_ANY_TAG); not checked for nonblocking "
-               "receives\n", st.MPI_SOURCE, st.MPI_TAG);
+               "receives\n",
+               st.MPI_SOURCE, st.MPI_TAG);
 }
 
 /* The status of a communication with MPI_PROC_NULL: source MPI_PROC_NULL, tag
@@ -74,8 +75,7 @@ static void check_procnull(const MPI_Status *st, const char *what)
     int e = -1;
     CHECK((st->MPI_SOURCE == MPI_PROC_NULL && st->MPI_TAG == MPI_ANY_TAG) ||
               (!below_irecv_procnull_ok && strstr(what, "Irecv")),
-          "%s: PROC_NULL status expected, got source %d tag %d", what, st->MPI_SOURCE,
-          st->MPI_TAG);
+          "%s: PROC_NULL status expected, got source %d tag %d", what, st->MPI_SOURCE, st->MPI_TAG);
     CHECK(p2p_count(st, MPI_INT) == 0, "%s: count %d, expected 0", what, p2p_count(st, MPI_INT));
     MPI_Get_elements(st, MPI_INT, &e);
     CHECK(e == 0, "%s: Get_elements %d, expected 0", what, e);
@@ -109,7 +109,9 @@ static void truncation(void)
                 int tag = 100 + k * 3 + how, rc;
                 char what[128];
                 snprintf(what, sizeof what, "%d B into %d B from %d (%s)", msg[k], buf[k], src,
-                         how == 0 ? "Recv" : how == 1 ? "Irecv+Wait" : "Irecv+Waitall");
+                         how == 0   ? "Recv"
+                         : how == 1 ? "Irecv+Wait"
+                                    : "Irecv+Waitall");
                 MPI_Request sr, rq[2];
                 MPI_Status st, sts[2];
                 p2p_fill(s, (size_t)msg[k], p2p_key(rank, tag, 0, SEED));
@@ -133,8 +135,10 @@ static void truncation(void)
                     errors_return_everywhere(1);
                     rc = MPI_Waitall(2, rq, sts);
                     errors_return_everywhere(0);
-                    CHECK(rc == MPI_ERR_IN_STATUS, "%s: Waitall returned %d (%s), expected "
-                          "MPI_ERR_IN_STATUS", what, rc, p2p_errstr(rc));
+                    CHECK(rc == MPI_ERR_IN_STATUS,
+                          "%s: Waitall returned %d (%s), expected "
+                          "MPI_ERR_IN_STATUS",
+                          what, rc, p2p_errstr(rc));
                     rc = sts[0].MPI_ERROR;
                     st = sts[0];
                     CHECK(sts[1].MPI_ERROR == MPI_SUCCESS || sts[1].MPI_ERROR == MPI_ERR_PENDING,
@@ -155,8 +159,8 @@ static void truncation(void)
                  * checked there for the small message. */
                 if (!OMPI_OVERRUNS_ON_TRUNCATE || msg[k] < 4096)
                     for (int i = 0; i < 64; i++)
-                        CHECK(r[buf[k] + i] == 0x5A, "%s: byte %d past the buffer written",
-                              what, buf[k] + i);
+                        CHECK(r[buf[k] + i] == 0x5A, "%s: byte %d past the buffer written", what,
+                              buf[k] + i);
                 errors_return_everywhere(1); /* the sender's outcome is not specified */
                 MPI_Wait(&sr, MPI_STATUS_IGNORE);
                 errors_return_everywhere(0);
@@ -275,8 +279,8 @@ static void proc_null(void)
         CHECK(got == -5, "Sendrecv from PROC_NULL wrote the buffer (%d)", got);
     } else {
         CHECK(got == left && st.MPI_SOURCE == left && st.MPI_TAG == 6,
-              "Sendrecv chain: got %d from %d tag %d, expected %d", got, st.MPI_SOURCE,
-              st.MPI_TAG, left);
+              "Sendrecv chain: got %d from %d tag %d, expected %d", got, st.MPI_SOURCE, st.MPI_TAG,
+              left);
     }
     /* PROC_NULL requests mixed into arrays */
     MPI_Request rqs[3];
@@ -342,7 +346,8 @@ static void zero_and_ignore(void)
     /* every call that takes a status, with MPI_STATUS_IGNORE */
     int flag = 0, idx = -1, outc = -1, indices[2];
     MPI_Message msg;
-    P2P_OK(MPI_Sendrecv(&rank, 1, MPI_INT, dst, 4, &y, 1, MPI_INT, src, 4, comm, MPI_STATUS_IGNORE));
+    P2P_OK(
+        MPI_Sendrecv(&rank, 1, MPI_INT, dst, 4, &y, 1, MPI_INT, src, 4, comm, MPI_STATUS_IGNORE));
     CHECK(y == src, "Sendrecv with STATUS_IGNORE got %d", y);
     y = rank;
     P2P_OK(MPI_Sendrecv_replace(&y, 1, MPI_INT, dst, 5, src, 5, comm, MPI_STATUS_IGNORE));
@@ -526,7 +531,10 @@ static void multi_completion(void)
 static void counts(void)
 {
     int dst = (rank + 1) % nranks, src = (rank - 1 + nranks) % nranks;
-    struct rec { int i; double d; } out[3], in[3];
+    struct rec {
+        int i;
+        double d;
+    } out[3], in[3];
     int bl[2] = {1, 1};
     MPI_Aint disp[2] = {offsetof(struct rec, i), offsetof(struct rec, d)};
     MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE}, rec, pair;
@@ -580,13 +588,14 @@ static void request_calls(void)
         P2P_OK(MPI_Request_get_status(rq, &flag, &st));
     CHECK(rq != MPI_REQUEST_NULL, "Request_get_status freed the request");
     CHECK(st.MPI_SOURCE == src && st.MPI_TAG == 40 && p2p_count(&st, MPI_INT) == 1,
-          "Request_get_status: status %d/%d/%d", st.MPI_SOURCE, st.MPI_TAG, p2p_count(&st, MPI_INT));
+          "Request_get_status: status %d/%d/%d", st.MPI_SOURCE, st.MPI_TAG,
+          p2p_count(&st, MPI_INT));
     P2P_OK(MPI_Request_get_status(rq, &flag, &st2)); /* again: still there, still done */
     CHECK(flag && rq != MPI_REQUEST_NULL, "Request_get_status twice: flag %d", flag);
     P2P_OK(MPI_Wait(&rq, &st2));
     CHECK(rq == MPI_REQUEST_NULL && st2.MPI_SOURCE == src && st2.MPI_TAG == 40 && v == src,
-          "Wait after Request_get_status: source %d tag %d value %d", st2.MPI_SOURCE,
-          st2.MPI_TAG, v);
+          "Wait after Request_get_status: source %d tag %d value %d", st2.MPI_SOURCE, st2.MPI_TAG,
+          v);
     rq = MPI_REQUEST_NULL;
     P2P_OK(MPI_Request_get_status(rq, &flag, &st));
     CHECK(flag, "Request_get_status(MPI_REQUEST_NULL): flag false");

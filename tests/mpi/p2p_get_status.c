@@ -118,8 +118,7 @@ static void persistent(int peer, int even)
             P2P_OK(MPI_Send(&round, 1, MPI_INT, peer, tag + 1, comm)); /* go */
             st = poll(pr, "a started persistent receive");
             CHECK(st.MPI_SOURCE == peer && p2p_count(&st, MPI_BYTE) == 64, "its status");
-            P2P_CHECK_DATA(rbuf, 64, key(peer, tag + 10 * round), "persistent round %d",
-                           round);
+            P2P_CHECK_DATA(rbuf, 64, key(peer, tag + 10 * round), "persistent round %d", round);
             P2P_OK(MPI_Wait(&pr, MPI_STATUS_IGNORE));
             CHECK(pr != MPI_REQUEST_NULL, "MPI_Wait freed a persistent request");
         }
@@ -194,11 +193,8 @@ static void probe_behind_ssend(int how)
         while (!flag)
             P2P_OK(MPI_Improbe(from, tag + 2, comm, &flag, &msg, &st));
         break;
-    case 2:
-        P2P_OK(MPI_Probe(from, tag + 2, comm, &st));
-        break;
-    default:
-        P2P_OK(MPI_Mprobe(from, tag + 2, comm, &msg, &st));
+    case 2: P2P_OK(MPI_Probe(from, tag + 2, comm, &st)); break;
+    default: P2P_OK(MPI_Mprobe(from, tag + 2, comm, &msg, &st));
     }
     CHECK(st.MPI_SOURCE == from && p2p_count(&st, MPI_BYTE) == 64, "%s: source %d count %d",
           names[how], st.MPI_SOURCE, p2p_count(&st, MPI_BYTE));

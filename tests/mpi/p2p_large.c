@@ -42,12 +42,10 @@ static void big_type_int(void)
         unsigned char *in = p2p_malloc(BIG);
         memset(in, 0, BIG);
         MPI_Status st;
-        CHECK(MPI_Recv(in, 1, big, 0, 77, MPI_COMM_WORLD, &st) == MPI_SUCCESS,
-              "big-type receive");
+        CHECK(MPI_Recv(in, 1, big, 0, 77, MPI_COMM_WORLD, &st) == MPI_SUCCESS, "big-type receive");
         MPI_Count n = -1;
         MPI_Get_elements_x(&st, MPI_BYTE, &n);
-        CHECK((size_t)n == BIG, "big-type receive: %lld bytes, expected %zu", (long long)n,
-              BIG);
+        CHECK((size_t)n == BIG, "big-type receive: %lld bytes, expected %zu", (long long)n, BIG);
         P2P_CHECK_DATA(in, BIG, key, "one element of a %zu-byte type", BIG);
         free(in);
     }
@@ -86,16 +84,15 @@ static unsigned char *payload(int sender, int tag, size_t n)
 
 static void expect(const unsigned char *b, int sender, int tag, size_t n, const char *how)
 {
-    P2P_CHECK_DATA(b, n, p2p_key(sender, tag, n, SEED), "%s from %d tag %d (%zu B)", how,
-                   sender, tag, n);
+    P2P_CHECK_DATA(b, n, p2p_key(sender, tag, n, SEED), "%s from %d tag %d (%zu B)", how, sender,
+                   tag, n);
 }
 
 static void expect_count(const MPI_Status *st, size_t n, const char *how)
 {
     MPI_Count c = -1;
     MPI_Get_count_c(st, MPI_BYTE, &c);
-    CHECK((size_t)c == n, "%s: MPI_Get_count_c says %lld, expected %zu", how, (long long)c,
-          n);
+    CHECK((size_t)c == n, "%s: MPI_Get_count_c says %lld, expected %zu", how, (long long)c, n);
 }
 
 enum { N_SENDS = 8 };
@@ -117,34 +114,49 @@ static void ring_pairs(size_t n)
             MPI_Irecv(in, (int)n, MPI_BYTE, src, tag, MPI_COMM_WORLD, &rr);
         else
             MPI_Irecv_c(in, (MPI_Count)n, MPI_BYTE, src, tag, MPI_COMM_WORLD, &rr);
-        MPI_Sendrecv(NULL, 0, MPI_BYTE, left, 99, NULL, 0, MPI_BYTE, right, 99,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(NULL, 0, MPI_BYTE, left, 99, NULL, 0, MPI_BYTE, right, 99, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
         MPI_Count c = (MPI_Count)n;
         int ci = (int)n, rc;
         switch (kind) {
-        case 0: rc = use_c ? MPI_Send_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD)
-                           : MPI_Send(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD); break;
-        case 1: rc = use_c ? MPI_Ssend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD)
-                           : MPI_Ssend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD); break;
-        case 2: rc = use_c ? MPI_Rsend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD)
-                           : MPI_Rsend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD); break;
-        case 3: rc = use_c ? MPI_Bsend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD)
-                           : MPI_Bsend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD); break;
-        case 4: rc = use_c ? MPI_Isend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr)
-                           : MPI_Isend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr); break;
-        case 5: rc = use_c ? MPI_Issend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr)
-                           : MPI_Issend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr); break;
-        case 6: rc = use_c ? MPI_Irsend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr)
-                           : MPI_Irsend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr); break;
-        default: rc = use_c ? MPI_Ibsend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr)
-                            : MPI_Ibsend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr);
+        case 0:
+            rc = use_c ? MPI_Send_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD)
+                       : MPI_Send(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD);
+            break;
+        case 1:
+            rc = use_c ? MPI_Ssend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD)
+                       : MPI_Ssend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD);
+            break;
+        case 2:
+            rc = use_c ? MPI_Rsend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD)
+                       : MPI_Rsend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD);
+            break;
+        case 3:
+            rc = use_c ? MPI_Bsend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD)
+                       : MPI_Bsend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD);
+            break;
+        case 4:
+            rc = use_c ? MPI_Isend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr)
+                       : MPI_Isend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr);
+            break;
+        case 5:
+            rc = use_c ? MPI_Issend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr)
+                       : MPI_Issend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr);
+            break;
+        case 6:
+            rc = use_c ? MPI_Irsend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr)
+                       : MPI_Irsend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr);
+            break;
+        default:
+            rc = use_c ? MPI_Ibsend_c(out, c, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr)
+                       : MPI_Ibsend(out, ci, MPI_BYTE, right, tag, MPI_COMM_WORLD, &sr);
         }
         CHECK(rc == MPI_SUCCESS, "send kind %d%s of %zu B: %s", kind, use_c ? " (_c)" : "", n,
               p2p_errstr(rc));
         MPI_Wait(&sr, MPI_STATUS_IGNORE);
         MPI_Wait(&rr, &st);
-        CHECK(st.MPI_SOURCE == left && st.MPI_TAG == tag, "status source %d tag %d",
-              st.MPI_SOURCE, st.MPI_TAG);
+        CHECK(st.MPI_SOURCE == left && st.MPI_TAG == tag, "status source %d tag %d", st.MPI_SOURCE,
+              st.MPI_TAG);
         expect(in, left, tag, n, use_c ? "_c send" : "int send to _c receive");
         expect_count(&st, n, "ring");
         free(out);
@@ -169,14 +181,13 @@ static void ring_others(size_t n)
     expect_count(&st, n, "MPI_Recv_c");
 
     memset(in, 0, n);
-    MPI_Sendrecv_c(out, (MPI_Count)n, MPI_BYTE, right, tag, in, (MPI_Count)n, MPI_BYTE, left,
-                   tag, MPI_COMM_WORLD, &st);
+    MPI_Sendrecv_c(out, (MPI_Count)n, MPI_BYTE, right, tag, in, (MPI_Count)n, MPI_BYTE, left, tag,
+                   MPI_COMM_WORLD, &st);
     expect(in, left, tag, n, "MPI_Sendrecv_c");
     expect_count(&st, n, "MPI_Sendrecv_c");
 
     memcpy(in, out, n);
-    MPI_Sendrecv_replace_c(in, (MPI_Count)n, MPI_BYTE, right, tag, left, tag, MPI_COMM_WORLD,
-                           &st);
+    MPI_Sendrecv_replace_c(in, (MPI_Count)n, MPI_BYTE, right, tag, left, tag, MPI_COMM_WORLD, &st);
     expect(in, left, tag, n, "MPI_Sendrecv_replace_c");
 
     /* Persistent: _c send requests to int receives and int sends to a _c receive. */
@@ -236,13 +247,14 @@ static void big_count_c(void)
         unsigned char *in = buf;
         MPI_Status st;
         memset(in, 0, BIG);
-        CHECK(MPI_Recv_c(in, (MPI_Count)BIG, MPI_BYTE, 0, 300, MPI_COMM_WORLD, &st) ==
-                  MPI_SUCCESS, "MPI_Recv_c of %zu bytes", BIG);
+        CHECK(MPI_Recv_c(in, (MPI_Count)BIG, MPI_BYTE, 0, 300, MPI_COMM_WORLD, &st) == MPI_SUCCESS,
+              "MPI_Recv_c of %zu bytes", BIG);
         expect_count(&st, BIG, "MPI_Recv_c past INT_MAX");
         P2P_CHECK_DATA(in, BIG, key, "MPI_Send_c -> MPI_Recv_c, %zu bytes", BIG);
         memset(in, 0, BIG);
-        CHECK(MPI_Recv_c(in, (MPI_Count)BIG + 100, MPI_BYTE, MPI_ANY_SOURCE, 301,
-                         MPI_COMM_WORLD, &st) == MPI_SUCCESS, "longer MPI_Recv_c");
+        CHECK(MPI_Recv_c(in, (MPI_Count)BIG + 100, MPI_BYTE, MPI_ANY_SOURCE, 301, MPI_COMM_WORLD,
+                         &st) == MPI_SUCCESS,
+              "longer MPI_Recv_c");
         expect_count(&st, BIG, "MPI_Isend_c -> longer MPI_Recv_c");
         P2P_CHECK_DATA(in, BIG, key, "MPI_Isend_c -> MPI_Recv_c, %zu bytes", BIG);
     }
@@ -306,8 +318,8 @@ int main(int argc, char **argv)
         big_type_int();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
-        printf("p2p_large: OK (%s)\n", MPI_VERSION >= 4 ? "MPI 4 _c calls and int calls"
-                                                        : "int calls only");
+        printf("p2p_large: OK (%s)\n",
+               MPI_VERSION >= 4 ? "MPI 4 _c calls and int calls" : "int calls only");
     MPI_Finalize();
     return 0;
 }

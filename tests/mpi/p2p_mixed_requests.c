@@ -9,16 +9,40 @@
 #define SEED 0x313EDull
 
 enum kind {
-    R_LOCAL, R_REMOTE, R_ANY1, R_ANY2, S_LOCAL, S_REMOTE, S_ANY_L, S_ANY_R,
-    C_BARRIER, C_ALLREDUCE, C_BCAST, G_REQ, P_RECV, NUL1, NUL2, NKINDS
+    R_LOCAL,
+    R_REMOTE,
+    R_ANY1,
+    R_ANY2,
+    S_LOCAL,
+    S_REMOTE,
+    S_ANY_L,
+    S_ANY_R,
+    C_BARRIER,
+    C_ALLREDUCE,
+    C_BCAST,
+    G_REQ,
+    P_RECV,
+    NUL1,
+    NUL2,
+    NKINDS
 };
-static const char *kind_name[NKINDS] = {
-    "Irecv(local)", "Irecv(remote)", "Irecv(ANY_SOURCE) #1", "Irecv(ANY_SOURCE) #2",
-    "Isend(local)", "Isend(remote)", "Isend(local, any-tag)", "Isend(remote, any-tag)",
-    "Ibarrier", "Iallreduce", "Ibcast", "generalized request", "persistent Irecv",
-    "MPI_REQUEST_NULL", "MPI_REQUEST_NULL"};
-static const char *method_name[7] = {"Waitall", "Waitall(STATUSES_IGNORE)", "Waitany",
-                                     "Waitsome", "Testall", "Testany", "Testsome"};
+static const char *kind_name[NKINDS] = {"Irecv(local)",
+                                        "Irecv(remote)",
+                                        "Irecv(ANY_SOURCE) #1",
+                                        "Irecv(ANY_SOURCE) #2",
+                                        "Isend(local)",
+                                        "Isend(remote)",
+                                        "Isend(local, any-tag)",
+                                        "Isend(remote, any-tag)",
+                                        "Ibarrier",
+                                        "Iallreduce",
+                                        "Ibcast",
+                                        "generalized request",
+                                        "persistent Irecv",
+                                        "MPI_REQUEST_NULL",
+                                        "MPI_REQUEST_NULL"};
+static const char *method_name[7] = {
+    "Waitall", "Waitall(STATUSES_IGNORE)", "Waitany", "Waitsome", "Testall", "Testany", "Testsome"};
 
 static int rank, nranks, local, remote, greq_freed;
 
@@ -39,8 +63,8 @@ static int greq_cancel(void *extra, int complete) { return MPI_SUCCESS; }
 
 typedef struct {
     MPI_Request rq[NKINDS];
-    int pos[NKINDS];              /* kind -> array index */
-    enum kind at[NKINDS];         /* array index -> kind */
+    int pos[NKINDS];      /* kind -> array index */
+    enum kind at[NKINDS]; /* array index -> kind */
     unsigned char *buf[NKINDS];
     size_t size;
     int round, done[NKINDS];
@@ -51,8 +75,10 @@ static int tag_of(round_t *r, enum kind k)
 {
     int base = 1000 * (r->round + 1);
     switch (k) {
-    case R_LOCAL: case S_LOCAL: return base + 1;
-    case R_REMOTE: case S_REMOTE: return base + 2;
+    case R_LOCAL:
+    case S_LOCAL: return base + 1;
+    case R_REMOTE:
+    case S_REMOTE: return base + 2;
     default: return base + 3; /* the ANY_SOURCE pair */
     }
 }
@@ -69,7 +95,10 @@ static void check_entry(round_t *r, enum kind k, const MPI_Status *st, int metho
     switch (k) {
     case R_LOCAL: src = local; break;
     case R_REMOTE: src = remote; break;
-    case P_RECV: src = local; idx = 7; break;
+    case P_RECV:
+        src = local;
+        idx = 7;
+        break;
     case R_ANY1:
     case R_ANY2:
         if (!st) { /* no status: the data must be one of the two messages */
@@ -97,11 +126,10 @@ static void check_entry(round_t *r, enum kind k, const MPI_Status *st, int metho
     case G_REQ:
         if (st)
             CHECK(st->MPI_SOURCE == MPI_UNDEFINED && st->MPI_TAG == MPI_UNDEFINED,
-                  "%s: the generalized request's status is %d/%d, not what its query_fn set",
-                  m, st->MPI_SOURCE, st->MPI_TAG);
+                  "%s: the generalized request's status is %d/%d, not what its query_fn set", m,
+                  st->MPI_SOURCE, st->MPI_TAG);
         return;
-    default:
-        return;
+    default: return;
     }
     if (k == P_RECV)
         tag = 999;
@@ -114,8 +142,7 @@ static void check_entry(round_t *r, enum kind k, const MPI_Status *st, int metho
                    "%s, round %d: %s (%zu B from %d)", m, r->round, kind_name[k], r->size, src);
 }
 
-static void run_round(int round, int method, size_t size, MPI_Request *persist,
-                      unsigned char *pbuf)
+static void run_round(int round, int method, size_t size, MPI_Request *persist, unsigned char *pbuf)
 {
     round_t r = {0};
     r.round = round;
@@ -160,7 +187,12 @@ static void run_round(int round, int method, size_t size, MPI_Request *persist,
     MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, &rq[r.pos[G_REQ]]);
     rq[r.pos[NUL1]] = MPI_REQUEST_NULL;
     rq[r.pos[NUL2]] = MPI_REQUEST_NULL;
-    struct { enum kind k; int to; uint64_t idx; int tag; } sends[5] = {
+    struct {
+        enum kind k;
+        int to;
+        uint64_t idx;
+        int tag;
+    } sends[5] = {
         {S_LOCAL, local, 0, tag_of(&r, S_LOCAL)},
         {S_REMOTE, remote, 0, tag_of(&r, S_REMOTE)},
         {S_ANY_L, local, 0, tag_of(&r, S_ANY_L)},

@@ -8,16 +8,16 @@
 #include "same_node.h"
 
 #define SEED 0x30DE5ull
-#define RECV_DELAY_MS 200   /* how long a receiver waits before posting */
+#define RECV_DELAY_MS 200 /* how long a receiver waits before posting */
 
 static int rank, nranks, verbose;
 static MPI_Comm comm; /* MPI_ERRORS_RETURN */
 
-#define DONE(name)                                                                     \
-    do {                                                                               \
-        p2p_barrier_polite(MPI_COMM_WORLD);                                            \
-        if (verbose && rank == 0)                                                      \
-            printf("  %s: ok\n", name);                                                \
+#define DONE(name)                          \
+    do {                                    \
+        p2p_barrier_polite(MPI_COMM_WORLD); \
+        if (verbose && rank == 0)           \
+            printf("  %s: ok\n", name);     \
     } while (0)
 
 static unsigned char *filled(size_t n, int tag, uint64_t idx)
@@ -82,8 +82,8 @@ static void synchronous(void)
                 P2P_OK(MPI_Recv(&posted, 1, MPI_DOUBLE, p, tag + 100, comm, MPI_STATUS_IGNORE));
                 CHECK(done >= posted,
                       "%s of %zu B to %d completed %.3f s after it started, %.3f s BEFORE the "
-                      "receiver posted its receive (after %d MPI_Test)", k ? "Issend" : "Ssend",
-                      n, p, done - t0, posted - done, tests);
+                      "receiver posted its receive (after %d MPI_Test)",
+                      k ? "Issend" : "Ssend", n, p, done - t0, posted - done, tests);
                 free(b);
             } else {
                 unsigned char *b = malloc(n + 1);
@@ -182,8 +182,8 @@ static void buffered(void)
         }
     int gsize = -1;
     P2P_OK(MPI_Buffer_detach(&got, &gsize));
-    CHECK(got == buf && gsize == size, "Buffer_detach returned %p/%d, attached %p/%d", got,
-          gsize, buf, size);
+    CHECK(got == buf && gsize == size, "Buffer_detach returned %p/%d, attached %p/%d", got, gsize,
+          buf, size);
     for (int i = 0; i < 8; i++)
         free(s[i]);
 
@@ -236,8 +236,8 @@ static void buffered(void)
     memset(big, 1, sizeof big);
     P2P_FAILS(MPI_ERR_BUFFER, MPI_Bsend(big, (int)sizeof big, MPI_BYTE, dst, 41, bcomm));
     P2P_OK(MPI_Buffer_detach(&got, &gsize));
-    CHECK(got == buf && gsize == small, "Buffer_detach returned %p/%d, attached %p/%d", got,
-          gsize, buf, small);
+    CHECK(got == buf && gsize == small, "Buffer_detach returned %p/%d, attached %p/%d", got, gsize,
+          buf, small);
     /* (10000 B, since Open MPI 4.1.4 sends messages up to its eager limit without any
      * buffer attached and returns MPI_SUCCESS) */
     P2P_FAILS(MPI_ERR_BUFFER, MPI_Bsend(big, (int)sizeof big, MPI_BYTE, dst, 42, bcomm));
@@ -271,8 +271,8 @@ static void sendrecv(void)
             P2P_CHECK_DATA(r, n, p2p_key(src, tag, (uint64_t)sh, SEED), "Sendrecv ring +%d, %zu B",
                            shifts[sh], n);
             /* replace: the buffer goes around the ring by one */
-            P2P_OK(MPI_Sendrecv_replace(s, (int)n, MPI_BYTE, dst, tag + 10, src, tag + 10, comm,
-                                        &st));
+            P2P_OK(
+                MPI_Sendrecv_replace(s, (int)n, MPI_BYTE, dst, tag + 10, src, tag + 10, comm, &st));
             CHECK(st.MPI_SOURCE == src && p2p_count(&st, MPI_BYTE) == (int)n,
                   "Sendrecv_replace ring: status %d/%d", st.MPI_SOURCE, p2p_count(&st, MPI_BYTE));
             P2P_CHECK_DATA(s, n, p2p_key(src, tag, (uint64_t)sh, SEED),
@@ -401,8 +401,8 @@ static void persistent(void)
         P2P_OK(MPI_Start(&pr[it % 2]));
         P2P_OK(MPI_Wait(&pr[it % 2], MPI_STATUS_IGNORE));
         P2P_OK(MPI_Wait(&pr[2], MPI_STATUS_IGNORE));
-        CHECK(in == src * 1000 + it, "%s iteration %d: got %d", it % 2 ? "Rsend_init" : "Bsend_init",
-              it, in);
+        CHECK(in == src * 1000 + it, "%s iteration %d: got %d",
+              it % 2 ? "Rsend_init" : "Bsend_init", it, in);
     }
     P2P_OK(MPI_Request_free(&pr[0]));
     P2P_OK(MPI_Request_free(&pr[1]));

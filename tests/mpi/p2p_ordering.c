@@ -50,7 +50,8 @@ static void gen(int ph, int s, int d, int j, int *tag, size_t *size)
  * it fits, so that a failure can say which message came instead. */
 static void payload(int ph, int s, int d, int j, int tag, size_t size, unsigned char *buf)
 {
-    p2p_fill(buf, size, p2p_key(s, tag, (uint64_t)ph << 40 | (uint64_t)d << 20 | (uint64_t)j, SEED));
+    p2p_fill(buf, size,
+             p2p_key(s, tag, (uint64_t)ph << 40 | (uint64_t)d << 20 | (uint64_t)j, SEED));
     if (size >= 16) {
         uint32_t h[4] = {(uint32_t)s, (uint32_t)d, (uint32_t)j, (uint32_t)tag};
         memcpy(buf, h, 16);
@@ -68,21 +69,21 @@ static void check_msg(int ph, int s, int j, const unsigned char *buf, const MPI_
     if (count >= 16) {
         uint32_t h[4];
         memcpy(h, buf, 16);
-        snprintf(came, sizeof came, " (its header says: from %u to %u, message %u, tag %u)",
-                 h[0], h[1], h[2], h[3]);
+        snprintf(came, sizeof came, " (its header says: from %u to %u, message %u, tag %u)", h[0],
+                 h[1], h[2], h[3]);
     }
     CHECK(st->MPI_SOURCE == s, "phase %d (%s): expected source %d, status says %d", ph,
           phase_name[ph], s, st->MPI_SOURCE);
     CHECK(st->MPI_TAG == tag && count == (int)size,
           "phase %d (%s): from %d to %d expected message %d (tag %d, %zu B), got tag %d, "
-          "%d B%s: order broken", ph, phase_name[ph], s, rank, j, tag, size, st->MPI_TAG,
-          count, came);
+          "%d B%s: order broken",
+          ph, phase_name[ph], s, rank, j, tag, size, st->MPI_TAG, count, came);
     payload(ph, s, rank, j, tag, size, scratch);
     for (size_t i = 0; i < size; i++)
         CHECK(buf[i] == scratch[i],
               "phase %d (%s): from %d to %d message %d (tag %d, %zu B): byte %zu expected "
-              "0x%02x, got 0x%02x%s", ph, phase_name[ph], s, rank, j, tag, size, i,
-              scratch[i], buf[i], came);
+              "0x%02x, got 0x%02x%s",
+              ph, phase_name[ph], s, rank, j, tag, size, i, scratch[i], buf[i], came);
     nchecked++;
 }
 
@@ -199,7 +200,8 @@ static void phase2(void)
     MPI_Status st;
     /* tag 12 from each source in turn, skipping the other tags */
     for (int i = 0; i < nsrcs; i++)
-        for (int j = next_with_tag(2, srcs[i], 0, 12); j >= 0; j = next_with_tag(2, srcs[i], j + 1, 12)) {
+        for (int j = next_with_tag(2, srcs[i], 0, 12); j >= 0;
+             j = next_with_tag(2, srcs[i], j + 1, 12)) {
             MPI_Recv(buf, MAX_MSG, MPI_BYTE, srcs[i], 12, MPI_COMM_WORLD, &st);
             check_msg(2, srcs[i], j, buf, &st);
         }
@@ -219,7 +221,8 @@ static void phase2(void)
     }
     /* what is left (tag 11) per source with ANY_TAG, nonblocking */
     for (int i = 0; i < nsrcs; i++)
-        for (int j = next_with_tag(2, srcs[i], 0, 11); j >= 0; j = next_with_tag(2, srcs[i], j + 1, 11)) {
+        for (int j = next_with_tag(2, srcs[i], 0, 11); j >= 0;
+             j = next_with_tag(2, srcs[i], j + 1, 11)) {
             MPI_Request rq;
             MPI_Irecv(buf, MAX_MSG, MPI_BYTE, srcs[i], MPI_ANY_TAG, MPI_COMM_WORLD, &rq);
             MPI_Wait(&rq, &st);

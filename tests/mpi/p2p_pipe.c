@@ -12,8 +12,8 @@
 #define MAX_SIZE ((1u << 20) + 3)
 #define POISON 0x5A
 
-static const size_t sizes[] = {257, 999, 1000, 1001, 2000, 4095, 4096, 4097,
-                               8193, 24577, 65535, 65537, MAX_SIZE};
+static const size_t sizes[] = {257,  999,  1000,  1001,  2000,  4095,    4096,
+                               4097, 8193, 24577, 65535, 65537, MAX_SIZE};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
 static unsigned char sbuf[MAX_SIZE], sbuf2[MAX_SIZE]; /* static: never in the heap */
@@ -21,13 +21,13 @@ static unsigned char rbuf[MAX_SIZE + 64], rbuf2[364];
 static int rank, nranks;
 
 /* The receive buffer holds key's n bytes and POISON after them, up to cap. */
-static void check_recv(const unsigned char *r, size_t n, size_t cap, uint64_t key,
-                       const char *what, size_t size)
+static void check_recv(const unsigned char *r, size_t n, size_t cap, uint64_t key, const char *what,
+                       size_t size)
 {
     P2P_CHECK_DATA(r, n, key, "%s, %zu B", what, size);
     for (size_t i = n; i < cap; i++)
-        CHECK(r[i] == POISON, "%s, %zu B: byte %zu past the %zu received was written", what,
-              size, i, n);
+        CHECK(r[i] == POISON, "%s, %zu B: byte %zu past the %zu received was written", what, size,
+              i, n);
 }
 
 /* Ring i -> i+1: the receive posted before the send starts (it copies while the sender
@@ -54,8 +54,8 @@ static void ring(void)
             }
             MPI_Wait(&rq, &st);
             MPI_Wait(&srq, MPI_STATUS_IGNORE);
-            CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == tag, "ring: status %d/%d",
-                  st.MPI_SOURCE, st.MPI_TAG);
+            CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == tag, "ring: status %d/%d", st.MPI_SOURCE,
+                  st.MPI_TAG);
             CHECK(p2p_count(&st, MPI_BYTE) == (int)n, "ring %zu B: count %d", n,
                   p2p_count(&st, MPI_BYTE));
             check_recv(rbuf, n, n + 64, p2p_key(prev, tag, n, SEED),
@@ -66,10 +66,7 @@ static void ring(void)
 }
 
 /* Is rank r of MPI_COMM_WORLD on this (possibly simulated) node, with HMPI active? */
-static int hmpi_local(int r)
-{
-    return same_node(r) && p2p_shared(sbuf) >= 0;
-}
+static int hmpi_local(int r) { return same_node(r) && p2p_shared(sbuf) >= 0; }
 
 /* MPICH 4.0.2 may raise a receive's truncation on the default handler, not its
  * communicator's (as in p2p_errors). */
@@ -111,20 +108,17 @@ static void truncation(void)
         int rc = MPI_Wait(&rq, &st);
         MPI_Wait(&sr, MPI_STATUS_IGNORE); /* the sender's outcome is not specified */
         CHECK(rc != MPI_SUCCESS && p2p_class(rc) == MPI_ERR_TRUNCATE,
-              "truncated %zu B into %zu: Wait returned %d (class %d)", n, cap, rc,
-              p2p_class(rc));
+              "truncated %zu B into %zu: Wait returned %d (class %d)", n, cap, rc, p2p_class(rc));
         if (ours) {
-            CHECK(p2p_count(&st, MPI_BYTE) == (int)cap,
-                  "truncated %zu B: count %d, expected %zu", n, p2p_count(&st, MPI_BYTE), cap);
+            CHECK(p2p_count(&st, MPI_BYTE) == (int)cap, "truncated %zu B: count %d, expected %zu",
+                  n, p2p_count(&st, MPI_BYTE), cap);
             check_recv(rbuf, cap, n + 64, p2p_key(prev, 100, n, SEED), "truncated", n);
         } else if (strict) {
             for (size_t i = cap; i < n + 64; i++)
-                CHECK(rbuf[i] == POISON, "truncated %zu B: byte %zu past the buffer written", n,
-                      i);
+                CHECK(rbuf[i] == POISON, "truncated %zu B: byte %zu past the buffer written", n, i);
         }
         P2P_OK(MPI_Wait(&rq2, &st));
-        check_recv(rbuf2, 300, sizeof rbuf2, p2p_key(prev, 101, n, SEED), "after a truncation",
-                   n);
+        check_recv(rbuf2, 300, sizeof rbuf2, p2p_key(prev, 101, n, SEED), "after a truncation", n);
     }
     errors_return_everywhere(0);
     MPI_Comm_free(&comm);
@@ -156,8 +150,8 @@ static void holes(void)
         for (size_t i = 0; i < span; i++) {
             int in_block = i % 5 < 3;
             unsigned char want = in_block ? p2p_byte(key, i / 5 * 3 + i % 5) : POISON;
-            CHECK(rbuf[i] == want, "holes %zu B: byte %zu is 0x%02x, expected 0x%02x (%s)",
-                  n, i, rbuf[i], want, in_block ? "data" : "hole");
+            CHECK(rbuf[i] == want, "holes %zu B: byte %zu is 0x%02x, expected 0x%02x (%s)", n, i,
+                  rbuf[i], want, in_block ? "data" : "hole");
         }
         MPI_Type_free(&vec);
     }

@@ -26,8 +26,16 @@
  * MPI: passes on any correct MPI. */
 #include "p2p_common.h"
 
-enum { FLOOD = 300, TAG_GO = 99, TAG_FLOOD = 1, TAG_A = 2, TAG_B = 3, TAG_POSTED = 4, TAG_ONE = 5,
-       TAG_ISEND = 6 };
+enum {
+    FLOOD = 300,
+    TAG_GO = 99,
+    TAG_FLOOD = 1,
+    TAG_A = 2,
+    TAG_B = 3,
+    TAG_POSTED = 4,
+    TAG_ONE = 5,
+    TAG_ISEND = 6
+};
 
 /* The receiver's "go": it enters its next receive right after sending this. */
 static void go(int peer, int sender)
@@ -194,9 +202,7 @@ static int finish_round(MPI_Request *r, int k2, MPI_Status *st, int how)
 {
     int flag = 0, idx, outs[32], nout;
     switch (how) {
-    case 0:
-        P2P_OK(MPI_Waitall(k2, r, st));
-        break;
+    case 0: P2P_OK(MPI_Waitall(k2, r, st)); break;
     case 1:
         while (!flag)
             P2P_OK(MPI_Testall(k2, r, &flag, st));
@@ -263,8 +269,8 @@ static void isend(int me, int peer)
             const MPI_Status *s = &st[2 * i];
             CHECK(s->MPI_SOURCE == peer && s->MPI_TAG == TAG_ISEND + i % 2 &&
                       p2p_count(s, MPI_UINT64_T) == 1,
-                  "round %d (way %d): receive %d status source %d tag %d count %d", round, how,
-                  i, s->MPI_SOURCE, s->MPI_TAG, p2p_count(s, MPI_UINT64_T));
+                  "round %d (way %d): receive %d status source %d tag %d count %d", round, how, i,
+                  s->MPI_SOURCE, s->MPI_TAG, p2p_count(s, MPI_UINT64_T));
             int cancelled = 1;
             if (how != 4) {
                 MPI_Test_cancelled(&st[2 * i + 1], &cancelled);

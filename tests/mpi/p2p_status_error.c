@@ -40,11 +40,10 @@ static void fresh(MPI_Status *st)
 static void check_st(const MPI_Status *st, int peer, int tag, int n, const char *what)
 {
     CHECK(st->MPI_ERROR == SENT, "%s: MPI_ERROR overwritten with %d", what, st->MPI_ERROR);
-    CHECK(st->MPI_SOURCE == peer && st->MPI_TAG == tag,
-          "%s: source %d tag %d, expected %d and %d", what, st->MPI_SOURCE, st->MPI_TAG, peer,
-          tag);
-    CHECK(p2p_count(st, MPI_BYTE) == n, "%s: count %d, expected %d", what,
-          p2p_count(st, MPI_BYTE), n);
+    CHECK(st->MPI_SOURCE == peer && st->MPI_TAG == tag, "%s: source %d tag %d, expected %d and %d",
+          what, st->MPI_SOURCE, st->MPI_TAG, peer, tag);
+    CHECK(p2p_count(st, MPI_BYTE) == n, "%s: count %d, expected %d", what, p2p_count(st, MPI_BYTE),
+          n);
 }
 
 static void check_sentinel(const MPI_Status *st, const char *what)
@@ -75,10 +74,7 @@ static unsigned char sbuf[4][BIG], rbuf[4][BIG];
 
 /* Whether the MPI below may serve calls to peer: HMPI off, or peer on another node
  * (HMPI's MPI_Comm_split_type gives the simulated node). */
-static int lenient_for(int peer)
-{
-    return !hmpi_on || !same_node(peer);
-}
+static int lenient_for(int peer) { return !hmpi_on || !same_node(peer); }
 
 /* Each single-completion call against peer. Both sides run the same sequence. */
 static void singles(int peer)
@@ -238,8 +234,8 @@ static void singles(int peer)
     /* Sendrecv and Sendrecv_replace. */
     p2p_fill(sbuf[0], 40, key(rank, 50));
     fresh(&st);
-    P2P_OK(MPI_Sendrecv(sbuf[0], 40, MPI_BYTE, peer, 50, rbuf[0], 40, MPI_BYTE, peer, 50, comm,
-                        &st));
+    P2P_OK(
+        MPI_Sendrecv(sbuf[0], 40, MPI_BYTE, peer, 50, rbuf[0], 40, MPI_BYTE, peer, 50, comm, &st));
     check_st(&st, peer, 50, 40, "MPI_Sendrecv");
     P2P_CHECK_DATA(rbuf[0], 40, key(peer, 50), "MPI_Sendrecv");
     p2p_fill(rbuf[0], 40, key(rank, 51));
@@ -365,11 +361,10 @@ static void multiples(int peer)
             else
                 while ((rc = MPI_Testall(2, rq, &flag, sts)) == MPI_SUCCESS && !flag)
                     ;
-            CHECK(p2p_class(rc) == MPI_ERR_IN_STATUS,
-                  "%s returned class %d, not MPI_ERR_IN_STATUS", name, p2p_class(rc));
+            CHECK(p2p_class(rc) == MPI_ERR_IN_STATUS, "%s returned class %d, not MPI_ERR_IN_STATUS",
+                  name, p2p_class(rc));
             CHECK(sts[0].MPI_ERROR == MPI_SUCCESS,
-                  "%s: the good receive's status has %d, not MPI_SUCCESS", name,
-                  sts[0].MPI_ERROR);
+                  "%s: the good receive's status has %d, not MPI_SUCCESS", name, sts[0].MPI_ERROR);
             CHECK(p2p_class(sts[1].MPI_ERROR) == MPI_ERR_TRUNCATE,
                   "%s: the truncated receive's status has %d", name, sts[1].MPI_ERROR);
             continue;
@@ -384,8 +379,8 @@ static void multiples(int peer)
                 fresh(&sts[i]);
             rc = method == 2 ? MPI_Waitsome(2, rq, &out, idx, sts)
                              : MPI_Testsome(2, rq, &out, idx, sts);
-            CHECK(rc == MPI_SUCCESS || p2p_class(rc) == MPI_ERR_IN_STATUS,
-                  "%s returned class %d", name, p2p_class(rc));
+            CHECK(rc == MPI_SUCCESS || p2p_class(rc) == MPI_ERR_IN_STATUS, "%s returned class %d",
+                  name, p2p_class(rc));
             for (int k = 0; k < out; k++) {
                 if (rc == MPI_SUCCESS) {
                     CHECK(idx[k] == 0, "%s: the truncated receive completed without an error",
@@ -398,8 +393,7 @@ static void multiples(int peer)
                           sts[k].MPI_ERROR);
                 } else {
                     CHECK(p2p_class(sts[k].MPI_ERROR) == MPI_ERR_TRUNCATE,
-                          "%s: the truncated receive's status has %d", name,
-                          sts[k].MPI_ERROR);
+                          "%s: the truncated receive's status has %d", name, sts[k].MPI_ERROR);
                     seen_bad = 1;
                 }
             }

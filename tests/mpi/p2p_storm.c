@@ -9,9 +9,9 @@
 
 #define DEFAULT_SEED 20240601ull
 #define ROUNDS 12
-#define PER_ROUND 48             /* messages each rank sends per round */
+#define PER_ROUND 48 /* messages each rank sends per round */
 #define NTAGS 8
-#define NEVER_TAG 999            /* never sent: a receive for it must cancel */
+#define NEVER_TAG 999 /* never sent: a receive for it must cancel */
 #define MAX_MSG (256u << 10)
 #define PRE_ARENA (8u << 20)
 
@@ -27,15 +27,15 @@ typedef struct {
 
 static int rank, nranks;
 static uint64_t seed;
-static plan_t **plan;            /* plan[s][i]: message i of sender s */
-static stream_t *streams;        /* streams[s * NTAGS + t] */
+static plan_t **plan;                       /* plan[s][i]: message i of sender s */
+static stream_t *streams;                   /* streams[s * NTAGS + t] */
 static unsigned char *pre_arena, *pre_recv; /* malloc'ed before MPI_Init */
 static size_t pre_used;
 static unsigned char static_recv[MAX_MSG];
 static uint64_t sum_sent, sum_recv, n_recv, n_cancelled, n_uncancelled, n_ops[8];
-static const char *op_name[8] = {"Iprobe+Recv", "Probe+Recv", "Irecv(any,any)", "Irecv(s,t)",
-                                 "Irecv(any,t)", "Irecv+Cancel", "Mprobe+Mrecv",
-                                 "Improbe+Imrecv"};
+static const char *op_name[8] = {"Iprobe+Recv",  "Probe+Recv",    "Irecv(any,any)",
+                                 "Irecv(s,t)",   "Irecv(any,t)",  "Irecv+Cancel",
+                                 "Mprobe+Mrecv", "Improbe+Imrecv"};
 
 static void make_plan(void)
 {
@@ -52,7 +52,8 @@ static void make_plan(void)
             m->dest = (int)p2p_rng_below(&r, nranks);
             m->tag = (int)p2p_rng_below(&r, NTAGS);
             int e = (int)p2p_rng_below(&r, 19); /* log-distributed: 0, [1,2), ..., [128K,256K) */
-            m->size = e == 0 ? 0 : ((size_t)1 << (e - 1)) + p2p_rng_below(&r, (uint64_t)1 << (e - 1));
+            m->size =
+                e == 0 ? 0 : ((size_t)1 << (e - 1)) + p2p_rng_below(&r, (uint64_t)1 << (e - 1));
         }
     }
     streams = calloc((size_t)nranks * NTAGS, sizeof *streams);
@@ -93,8 +94,8 @@ static uint64_t key_of(int s, int i) { return p2p_key(s, plan[s][i].tag, (uint64
 static void accept(const char *how, const MPI_Status *st, const unsigned char *buf)
 {
     int s = st->MPI_SOURCE, t = st->MPI_TAG, count = p2p_count(st, MPI_BYTE);
-    CHECK(s >= 0 && s < nranks && t >= 0 && t < NTAGS,
-          "seed %llu, %s: status has source %d tag %d", (unsigned long long)seed, how, s, t);
+    CHECK(s >= 0 && s < nranks && t >= 0 && t < NTAGS, "seed %llu, %s: status has source %d tag %d",
+          (unsigned long long)seed, how, s, t);
     stream_t *sm = &streams[s * NTAGS + t];
     CHECK(sm->next < sm->n, "seed %llu, %s: one message too many from %d with tag %d (%d B)",
           (unsigned long long)seed, how, s, t, count);
@@ -117,10 +118,8 @@ static unsigned char *any_buffer(p2p_rng_t *r, unsigned char **to_free)
         *to_free = malloc(MAX_MSG);
         CHECK(*to_free, "out of memory");
         return *to_free;
-    case 1:
-        return pre_recv;
-    default:
-        return static_recv;
+    case 1: return pre_recv;
+    default: return static_recv;
     }
 }
 
@@ -160,8 +159,8 @@ static void receive_one(p2p_rng_t *r, int round)
         if (!flag)
             return;
         buf = exact_buffer(&st);
-        MPI_Recv(buf, p2p_count(&st, MPI_BYTE), MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG,
-                 MPI_COMM_WORLD, &st2);
+        MPI_Recv(buf, p2p_count(&st, MPI_BYTE), MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
+                 &st2);
         CHECK(st2.MPI_SOURCE == st.MPI_SOURCE && st2.MPI_TAG == st.MPI_TAG &&
                   p2p_count(&st2, MPI_BYTE) == p2p_count(&st, MPI_BYTE),
               "seed %llu: Iprobe saw %d/%d/%d B, Recv got %d/%d/%d B", (unsigned long long)seed,
@@ -219,9 +218,10 @@ static void receive_one(p2p_rng_t *r, int round)
         if (flag) {
             n_cancelled++;
         } else {
-            CHECK(tag != NEVER_TAG, "seed %llu: a receive for a tag nobody sends was not "
-                  "cancelled (status source %d tag %d)", (unsigned long long)seed,
-                  st.MPI_SOURCE, st.MPI_TAG);
+            CHECK(tag != NEVER_TAG,
+                  "seed %llu: a receive for a tag nobody sends was not "
+                  "cancelled (status source %d tag %d)",
+                  (unsigned long long)seed, st.MPI_SOURCE, st.MPI_TAG);
             accept("Irecv matched before Cancel", &st, buf);
             n_uncancelled++;
         }
@@ -251,9 +251,9 @@ static void receive_one(p2p_rng_t *r, int round)
         MPI_Wait(&rq, &st2);
         CHECK(st2.MPI_SOURCE == s && st2.MPI_TAG == st.MPI_TAG &&
                   p2p_count(&st2, MPI_BYTE) == p2p_count(&st, MPI_BYTE),
-              "seed %llu: Improbe saw %d/%d/%d B, Imrecv got %d/%d/%d B",
-              (unsigned long long)seed, st.MPI_SOURCE, st.MPI_TAG, p2p_count(&st, MPI_BYTE),
-              st2.MPI_SOURCE, st2.MPI_TAG, p2p_count(&st2, MPI_BYTE));
+              "seed %llu: Improbe saw %d/%d/%d B, Imrecv got %d/%d/%d B", (unsigned long long)seed,
+              st.MPI_SOURCE, st.MPI_TAG, p2p_count(&st, MPI_BYTE), st2.MPI_SOURCE, st2.MPI_TAG,
+              p2p_count(&st2, MPI_BYTE));
         accept(op_name[op], &st2, buf);
         free(buf);
         return;

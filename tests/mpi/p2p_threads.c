@@ -53,8 +53,8 @@ static void *play(void *arg)
         CHECK(st.MPI_SOURCE == left && st.MPI_TAG == r->tag && p2p_count(&st, MPI_BYTE) == (int)n,
               "thread role %d iteration %d: status %d/%d/%d, expected %d/%d/%zu", r->role, it,
               st.MPI_SOURCE, st.MPI_TAG, p2p_count(&st, MPI_BYTE), left, r->tag, n);
-        P2P_CHECK_DATA(b, n, p2p_key(left, r->tag, idx, SEED), "thread role %d iteration %d (%zu B)",
-                       r->role, it, n);
+        P2P_CHECK_DATA(b, n, p2p_key(left, r->tag, idx, SEED),
+                       "thread role %d iteration %d (%zu B)", r->role, it, n);
         r->messages++;
         if (r->role == 1) { /* requests to and from MPI_PROC_NULL beside the others' */
             MPI_Request nq[2];

@@ -15,7 +15,7 @@
 static int rank, nranks;
 static MPI_Comm comm;
 
-enum { NBLK = 300, BL = 5, STRIDE = 9 };            /* the freed type's layout */
+enum { NBLK = 300, BL = 5, STRIDE = 9 }; /* the freed type's layout */
 enum { MSG = NBLK * BL, SPAN = (NBLK - 1) * STRIDE + BL, GAP = 0xEE };
 static unsigned char rbuf[4][SPAN], sbuf[4][SPAN];
 
@@ -66,8 +66,8 @@ static void check_vector(const unsigned char *buf, uint64_t k, const char *what)
         for (int j = 0; j < STRIDE && b * STRIDE + j < SPAN; j++) {
             int at = b * STRIDE + j;
             int want = j < BL ? msg[b * BL + j] : GAP;
-            CHECK(buf[at] == want, "%s: byte %d is 0x%02x, expected 0x%02x (%s)", what, at,
-                  buf[at], want, j < BL ? "data" : "gap");
+            CHECK(buf[at] == want, "%s: byte %d is 0x%02x, expected 0x%02x (%s)", what, at, buf[at],
+                  want, j < BL ? "data" : "gap");
         }
 }
 
@@ -83,10 +83,7 @@ static void fill_vector(unsigned char *buf, uint64_t k)
 
 /* "Go ahead" messages, on tags of their own. */
 enum { GO = 50000 };
-static void go(int peer, int tag)
-{
-    P2P_OK(MPI_Send(NULL, 0, MPI_BYTE, peer, GO + tag, comm));
-}
+static void go(int peer, int tag) { P2P_OK(MPI_Send(NULL, 0, MPI_BYTE, peer, GO + tag, comm)); }
 static void wait_go(int peer, int tag)
 {
     P2P_OK(MPI_Recv(NULL, 0, MPI_BYTE, peer, GO + tag, comm, MPI_STATUS_IGNORE));
@@ -146,8 +143,7 @@ static void send_then_free(int peer, int tag, int sender)
     } else {
         wait_go(peer, tag);
         P2P_OK(MPI_Recv(rbuf[0], MSG, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE));
-        P2P_CHECK_DATA(rbuf[0], MSG, key(peer, tag), "MPI_Isend from %d with a freed type",
-                       peer);
+        P2P_CHECK_DATA(rbuf[0], MSG, key(peer, tag), "MPI_Isend from %d with a freed type", peer);
     }
 }
 

@@ -24,8 +24,17 @@ enum { TICKETS_MAX = 1000 };
 static int rank, nranks, iters = 10000, nticket, ncritical, nread;
 
 /* Element layout of the window (int64 slots). */
-enum { E_SUM = 0, E_SUM64 = 1, E_DSUM = 2, E_TICKET = 3, E_MUTEX = 4, E_COUNTER = 5,
-       E_FENCE = 6, E_MONO = 7, E_N = 8 };
+enum {
+    E_SUM = 0,
+    E_SUM64 = 1,
+    E_DSUM = 2,
+    E_TICKET = 3,
+    E_MUTEX = 4,
+    E_COUNTER = 5,
+    E_FENCE = 6,
+    E_MONO = 7,
+    E_N = 8
+};
 
 typedef struct {
     MPI_Win win;
@@ -39,8 +48,7 @@ static void make(awin_t *w, wkind_t kind)
     MPI_Aint bytes = E_N * sizeof(int64_t);
     memset(w, 0, sizeof *w);
     if (kind == WK_ALLOCATE) {
-        MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &w->base,
-                         &w->win);
+        MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &w->base, &w->win);
     } else {
         w->base = kind == WK_CREATE_HEAP ? (w->to_free = malloc((size_t)bytes)) : global;
         MPI_Win_create(w->base, bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &w->win);
@@ -183,8 +191,8 @@ static void monotonic(awin_t *w, const char *what)
     MPI_Win_lock_all(0, w->win);
     for (int i = 0; i < nread; i++) {
         if (rank == 0 && nranks > 1) {
-            MPI_Get_accumulate(NULL, 0, MPI_INT64_T, &v, 1, MPI_INT64_T, t, E_MONO, 1,
-                               MPI_INT64_T, MPI_NO_OP, w->win);
+            MPI_Get_accumulate(NULL, 0, MPI_INT64_T, &v, 1, MPI_INT64_T, t, E_MONO, 1, MPI_INT64_T,
+                               MPI_NO_OP, w->win);
             MPI_Win_flush(t, w->win);
             CHECK(v >= last, "%s: counter went from %lld to %lld", what, (long long)last,
                   (long long)v);

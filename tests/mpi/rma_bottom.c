@@ -43,16 +43,16 @@ static int val(int who, int round, int k) { return 1000 * (who + 1) + 100 * roun
 
 /* Checks a 16-int array: the 7 places of the layout hold want(k), the others filler. */
 #define CHECK_LAYOUT(a, contiguous, filler, want, ...)                                     \
-    do {                                                                               \
-        for (int i_ = 0, k_ = 0; i_ < N; i_++) {                                       \
-            int in_ = k_ < NDATA && at(k_, contiguous) == i_;                          \
-            int w_ = in_ ? (want) : (filler);                                          \
-            char what_[160];                                                           \
-            snprintf(what_, sizeof what_, __VA_ARGS__);                                \
+    do {                                                                                   \
+        for (int i_ = 0, k_ = 0; i_ < N; i_++) {                                           \
+            int in_ = k_ < NDATA && at(k_, contiguous) == i_;                              \
+            int w_ = in_ ? (want) : (filler);                                              \
+            char what_[160];                                                               \
+            snprintf(what_, sizeof what_, __VA_ARGS__);                                    \
             CHECK((a)[i_] == w_, "%s: int %d is %d, expected %d", what_, i_, (a)[i_], w_); \
-            if (in_)                                                                   \
-                k_++;                                                                  \
-        }                                                                              \
+            if (in_)                                                                       \
+                k_++;                                                                      \
+        }                                                                                  \
     } while (0)
 
 static int obuf[N], rbuf[N];
@@ -116,21 +116,25 @@ static void origin_side(twin_t *w, int contiguous)
         switch (op) {
         case 0:
             name = "MPI_Put from MPI_BOTTOM";
-            CHECK(MPI_Put(MPI_BOTTOM, 1, ot, to, d0, NDATA, MPI_INT, w->win) == MPI_SUCCESS, "%s", name);
+            CHECK(MPI_Put(MPI_BOTTOM, 1, ot, to, d0, NDATA, MPI_INT, w->win) == MPI_SUCCESS, "%s",
+                  name);
             break;
         case 1:
             name = "MPI_Get into MPI_BOTTOM";
-            CHECK(MPI_Get(MPI_BOTTOM, 1, rt, to, d0, NDATA, MPI_INT, w->win) == MPI_SUCCESS, "%s", name);
+            CHECK(MPI_Get(MPI_BOTTOM, 1, rt, to, d0, NDATA, MPI_INT, w->win) == MPI_SUCCESS, "%s",
+                  name);
             break;
         case 2:
             name = "MPI_Accumulate from MPI_BOTTOM";
             CHECK(MPI_Accumulate(MPI_BOTTOM, 1, ot, to, d0, NDATA, MPI_INT, MPI_SUM, w->win) ==
-                      MPI_SUCCESS, "%s", name);
+                      MPI_SUCCESS,
+                  "%s", name);
             break;
         case 3:
             name = "MPI_Get_accumulate, both at MPI_BOTTOM";
-            CHECK(MPI_Get_accumulate(MPI_BOTTOM, 1, ot, MPI_BOTTOM, 1, rt, to, d0, NDATA,
-                                     MPI_INT, MPI_SUM, w->win) == MPI_SUCCESS, "%s", name);
+            CHECK(MPI_Get_accumulate(MPI_BOTTOM, 1, ot, MPI_BOTTOM, 1, rt, to, d0, NDATA, MPI_INT,
+                                     MPI_SUM, w->win) == MPI_SUCCESS,
+                  "%s", name);
             break;
         case 4:
             name = "MPI_Rput from MPI_BOTTOM";
@@ -145,12 +149,14 @@ static void origin_side(twin_t *w, int contiguous)
         case 6:
             name = "MPI_Raccumulate from MPI_BOTTOM";
             CHECK(MPI_Raccumulate(MPI_BOTTOM, 1, ot, to, d0, NDATA, MPI_INT, MPI_SUM, w->win,
-                                  &rq) == MPI_SUCCESS, "%s", name);
+                                  &rq) == MPI_SUCCESS,
+                  "%s", name);
             break;
         default:
             name = "MPI_Rget_accumulate, both at MPI_BOTTOM";
-            CHECK(MPI_Rget_accumulate(MPI_BOTTOM, 1, ot, MPI_BOTTOM, 1, rt, to, d0, NDATA,
-                                      MPI_INT, MPI_SUM, w->win, &rq) == MPI_SUCCESS, "%s", name);
+            CHECK(MPI_Rget_accumulate(MPI_BOTTOM, 1, ot, MPI_BOTTOM, 1, rt, to, d0, NDATA, MPI_INT,
+                                      MPI_SUM, w->win, &rq) == MPI_SUCCESS,
+                  "%s", name);
         }
         if (op < 4) {
             MPI_Win_fence(MPI_MODE_NOSUCCEED, w->win);
@@ -201,8 +207,9 @@ static void target_side(twin_t *w)
         tw_self_end(w, rank);
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Win_fence(MPI_MODE_NOPRECEDE, w->win);
-        const char *name = op == 0 ? "MPI_Put to MPI_BOTTOM" : op == 1 ? "MPI_Get from MPI_BOTTOM"
-                                                                       : "MPI_Accumulate to MPI_BOTTOM";
+        const char *name = op == 0   ? "MPI_Put to MPI_BOTTOM"
+                           : op == 1 ? "MPI_Get from MPI_BOTTOM"
+                                     : "MPI_Accumulate to MPI_BOTTOM";
         int rc = op == 0   ? MPI_Put(src, NDATA, MPI_INT, to, 0, 1, tt, w->win)
                  : op == 1 ? MPI_Get(got, NDATA, MPI_INT, to, 0, 1, tt, w->win)
                            : MPI_Accumulate(src, NDATA, MPI_INT, to, 0, 1, tt, MPI_SUM, w->win);
@@ -230,10 +237,7 @@ int HMPI_Active(void) __attribute__((weak));
 
 /* Whether the MPI below carries operations to peer: HMPI off, or peer on another
  * (simulated) node, as HMPI's MPI_Comm_split_type says. */
-static int below_carries(int peer)
-{
-    return !HMPI_Active || !HMPI_Active() || !same_node(peer);
-}
+static int below_carries(int peer) { return !HMPI_Active || !HMPI_Active() || !same_node(peer); }
 #endif
 
 int main(int argc, char **argv)

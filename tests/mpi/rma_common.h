@@ -25,9 +25,9 @@ typedef enum {
     WK_COUNT
 } wkind_t;
 
-static const char *const wkind_names[WK_COUNT] = {
-    "allocate", "create_heap", "create_preinit", "create_global", "create_stack",
-    "dynamic_heap", "dynamic_global"};
+static const char *const wkind_names[WK_COUNT] = {"allocate",      "create_heap",  "create_preinit",
+                                                  "create_global", "create_stack", "dynamic_heap",
+                                                  "dynamic_global"};
 
 enum { TW_MAX = 32768 }; /* ints, the most one window of a test holds */
 
@@ -37,10 +37,10 @@ static int *tw_preinit; /* the test's main sets it before MPI_Init */
 typedef struct {
     wkind_t kind;
     MPI_Win win;
-    int *base;        /* this rank's window memory */
+    int *base; /* this rank's window memory */
     size_t nints;
-    MPI_Aint *disp0;  /* [ranks]: displacement of element 0 at each rank */
-    MPI_Aint unit;    /* displacement per int */
+    MPI_Aint *disp0; /* [ranks]: displacement of element 0 at each rank */
+    MPI_Aint unit;   /* displacement per int */
     int *to_free;
 } twin_t;
 
@@ -60,7 +60,8 @@ static inline void tw_create(twin_t *w, wkind_t kind, size_t nints, MPI_Comm com
     switch (kind) {
     case WK_ALLOCATE:
         CHECK(MPI_Win_allocate(bytes, sizeof(int), MPI_INFO_NULL, comm, &w->base, &w->win) ==
-                  MPI_SUCCESS, "MPI_Win_allocate");
+                  MPI_SUCCESS,
+              "MPI_Win_allocate");
         return;
     case WK_CREATE_HEAP: w->base = w->to_free = malloc((size_t)bytes); break;
     case WK_CREATE_PREINIT: w->base = tw_preinit; break;
@@ -80,7 +81,8 @@ static inline void tw_create(twin_t *w, wkind_t kind, size_t nints, MPI_Comm com
         w->unit = sizeof(int);
     } else {
         CHECK(MPI_Win_create(w->base, bytes, sizeof(int), MPI_INFO_NULL, comm, &w->win) ==
-                  MPI_SUCCESS, "MPI_Win_create");
+                  MPI_SUCCESS,
+              "MPI_Win_create");
     }
 }
 

@@ -28,16 +28,16 @@ static void counting(MPI_Win *win, int *code, ...)
 static void user_op(void *in, void *inout, int *len, MPI_Datatype *type) {}
 
 /* Runs call, expects error class cls raised through the handler. */
-#define EXPECT(cls, call)                                                                 \
-    do {                                                                                  \
-        int before_ = raised, rc_ = (call), c_;                                           \
-        MPI_Error_class(rc_, &c_);                                                        \
-        CHECK(c_ == (cls), "%s: %s returned class %d, want %d (%s)", what, #call, c_,      \
-              (cls), #cls);                                                               \
-        CHECK(raised == before_ + 1, "%s: %s: handler called %d times", what, #call,      \
-              raised - before_);                                                          \
-        MPI_Error_class(last_code, &c_);                                                  \
-        CHECK(c_ == (cls), "%s: %s: handler got class %d", what, #call, c_);              \
+#define EXPECT(cls, call)                                                                    \
+    do {                                                                                     \
+        int before_ = raised, rc_ = (call), c_;                                              \
+        MPI_Error_class(rc_, &c_);                                                           \
+        CHECK(c_ == (cls), "%s: %s returned class %d, want %d (%s)", what, #call, c_, (cls), \
+              #cls);                                                                         \
+        CHECK(raised == before_ + 1, "%s: %s: handler called %d times", what, #call,         \
+              raised - before_);                                                             \
+        MPI_Error_class(last_code, &c_);                                                     \
+        CHECK(c_ == (cls), "%s: %s: handler got class %d", what, #call, c_);                 \
     } while (0)
 
 #define OK(call) CHECK((call) == MPI_SUCCESS, "%s: %s failed", what, #call)
@@ -48,16 +48,15 @@ static void user_op(void *in, void *inout, int *len, MPI_Datatype *type) {}
 #else
 #define BELOW_LAX 0
 #endif
-#define EXPECT_OR_LAX(cls, call)                                                          \
-    do {                                                                                  \
-        if (strict || !BELOW_LAX) {                                                       \
-            EXPECT(cls, call);                                                            \
-        } else {                                                                          \
-            int rc_ = (call), c_;                                                         \
-            MPI_Error_class(rc_, &c_);                                                    \
-            CHECK(c_ == MPI_SUCCESS || c_ == (cls), "%s: %s returned class %d", what,     \
-                  #call, c_);                                                             \
-        }                                                                                 \
+#define EXPECT_OR_LAX(cls, call)                                                                  \
+    do {                                                                                          \
+        if (strict || !BELOW_LAX) {                                                               \
+            EXPECT(cls, call);                                                                    \
+        } else {                                                                                  \
+            int rc_ = (call), c_;                                                                 \
+            MPI_Error_class(rc_, &c_);                                                            \
+            CHECK(c_ == MPI_SUCCESS || c_ == (cls), "%s: %s returned class %d", what, #call, c_); \
+        }                                                                                         \
     } while (0)
 
 static void run(wkind_t kind)
@@ -101,7 +100,8 @@ static void run(wkind_t kind)
         EXPECT(MPI_ERR_RMA_SYNC, MPI_Win_lock_all(0, win));
         EXPECT(MPI_ERR_RMA_SYNC, MPI_Win_start(one, 0, win)); /* one access epoch at a time */
         EXPECT(MPI_ERR_RMA_RANGE, MPI_Put(&v, 1, MPI_INT, t, tw_disp(&tw, t, 64), 1, MPI_INT, win));
-        EXPECT(MPI_ERR_RMA_RANGE, MPI_Get(&res, 2, MPI_INT, t, tw_disp(&tw, t, 63), 2, MPI_INT, win));
+        EXPECT(MPI_ERR_RMA_RANGE,
+               MPI_Get(&res, 2, MPI_INT, t, tw_disp(&tw, t, 63), 2, MPI_INT, win));
         OK(MPI_Get(two, 2, MPI_INT, t, tw_disp(&tw, t, 62), 2, MPI_INT, win)); /* the end: in */
         MPI_Op op;
         MPI_Op_create(user_op, 1, &op);

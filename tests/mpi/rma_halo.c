@@ -67,7 +67,9 @@ static void run(mode_t_ mode)
     int me = rank; /* my rank in the window's group */
     double *lseg = NULL, *rseg = NULL;
     switch (mode) {
-    case FENCE: MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &u, &win); break;
+    case FENCE:
+        MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &u, &win);
+        break;
     case PSCW:
     case LOCK:
         u = heap = malloc((size_t)bytes);

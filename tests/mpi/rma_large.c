@@ -18,10 +18,7 @@
 
 static int rank, size, right, left;
 
-static double val(int owner, int i)
-{
-    return owner * 1e6 + i + 0.25;
-}
+static double val(int owner, int i) { return owner * 1e6 + i + 0.25; }
 
 #if MPI_VERSION >= 4
 static void windows_and_moves(void)
@@ -40,13 +37,11 @@ static void windows_and_moves(void)
     MPI_Put_c(mine, N, MPI_DOUBLE, right, 0, N, MPI_DOUBLE, wa);
     MPI_Win_fence(0, wa);
     for (int i = 0; i < N; i++)
-        CHECK(a[i] == val(left, i), "MPI_Put_c: a[%d] = %g, expected %g", i, a[i],
-              val(left, i));
+        CHECK(a[i] == val(left, i), "MPI_Put_c: a[%d] = %g, expected %g", i, a[i], val(left, i));
     MPI_Get_c(got, N, MPI_DOUBLE, left, 0, N, MPI_DOUBLE, wa);
     MPI_Win_fence(0, wa);
     for (int i = 0; i < N; i++)
-        CHECK(got[i] == val((left + size - 1) % size, i), "MPI_Get_c: got[%d] = %g", i,
-              got[i]);
+        CHECK(got[i] == val((left + size - 1) % size, i), "MPI_Get_c: got[%d] = %g", i, got[i]);
     /* Lock_all: request-based, half a window each, at a displacement. */
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_lock_all(0, wa);
@@ -71,8 +66,8 @@ static void windows_and_moves(void)
     /* A shared window: the neighbour's segment through MPI_Win_shared_query_c. */
     double *s;
     MPI_Win ws;
-    MPI_Win_allocate_shared_c((MPI_Aint)(N * sizeof(double)), 8, MPI_INFO_NULL, MPI_COMM_WORLD,
-                              &s, &ws);
+    MPI_Win_allocate_shared_c((MPI_Aint)(N * sizeof(double)), 8, MPI_INFO_NULL, MPI_COMM_WORLD, &s,
+                              &ws);
     MPI_Win_lock_all(0, ws);
     for (int i = 0; i < N; i++)
         s[i] = val(rank, i);
@@ -87,8 +82,7 @@ static void windows_and_moves(void)
           "MPI_Win_shared_query_c: size %ld, disp_unit %ld, %p", (long)seg, (long)du,
           (void *)theirs);
     for (int i = 0; i < N; i++)
-        CHECK(theirs[i] == val(right, i), "shared segment of %d: [%d] = %g", right, i,
-              theirs[i]);
+        CHECK(theirs[i] == val(right, i), "shared segment of %d: [%d] = %g", right, i, theirs[i]);
     MPI_Win_unlock_all(ws);
     MPI_Win_free(&ws);
     free(mine);
@@ -101,8 +95,8 @@ static void counter(void)
     long *c = malloc(sizeof *c);
     *c = 0;
     MPI_Win w;
-    MPI_Win_create_c(c, (MPI_Aint)sizeof *c, (MPI_Aint)sizeof *c, MPI_INFO_NULL,
-                     MPI_COMM_WORLD, &w);
+    MPI_Win_create_c(c, (MPI_Aint)sizeof *c, (MPI_Aint)sizeof *c, MPI_INFO_NULL, MPI_COMM_WORLD,
+                     &w);
     long one = 1, old = 0;
     MPI_Win_lock_all(0, w);
     for (int i = 0; i < ITERS; i++) {
@@ -110,11 +104,10 @@ static void counter(void)
         MPI_Accumulate_c(&one, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, w);
         MPI_Accumulate(&one, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, w);
         MPI_Raccumulate_c(&one, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, w, &rq[0]);
-        MPI_Get_accumulate_c(&one, 1, MPI_LONG, &old, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM,
-                             w);
+        MPI_Get_accumulate_c(&one, 1, MPI_LONG, &old, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, w);
         MPI_Win_flush(0, w);
-        MPI_Rget_accumulate_c(&one, 1, MPI_LONG, &old, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM,
-                              w, &rq[1]);
+        MPI_Rget_accumulate_c(&one, 1, MPI_LONG, &old, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, w,
+                              &rq[1]);
         MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
     }
     MPI_Win_unlock_all(w);

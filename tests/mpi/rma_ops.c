@@ -22,22 +22,50 @@
 #include <stdio.h>
 
 enum { /* slots: first int of each operation's range */
-    S_PUT = 0, S_GET = 8, S_ACC = 16, S_ACCV = 24, S_GACC = 40, S_GNOP = 48, S_FOP = 56,
-    S_CAS = 57, S_CASF = 58, S_REPL = 59, S_PUTI = 64, S_GETV = 80, S_MAX = 96, S_MIN = 100,
-    S_BXOR = 104, S_PROD = 108, S_MAXLOC = 112, S_PUTV = 116, S_RPUT = 132, S_RGET = 140,
-    S_RACC = 148, S_RGACC = 156, S_FLUSH = 164, S_DSUM = 172, WN = 176
+       S_PUT = 0,
+       S_GET = 8,
+       S_ACC = 16,
+       S_ACCV = 24,
+       S_GACC = 40,
+       S_GNOP = 48,
+       S_FOP = 56,
+       S_CAS = 57,
+       S_CASF = 58,
+       S_REPL = 59,
+       S_PUTI = 64,
+       S_GETV = 80,
+       S_MAX = 96,
+       S_MIN = 100,
+       S_BXOR = 104,
+       S_PROD = 108,
+       S_MAXLOC = 112,
+       S_PUTV = 116,
+       S_RPUT = 132,
+       S_RGET = 140,
+       S_RACC = 148,
+       S_RGACC = 156,
+       S_FLUSH = 164,
+       S_DSUM = 172,
+       WN = 176
 };
 
-typedef enum { M_FENCE, M_PSCW, M_LOCK_SH, M_LOCK_EX, M_LOCK_ALL, M_LOCK_ALL_NOCHECK, M_COUNT } mode_t_;
-static const char *const mode_names[M_COUNT] = {"fence", "pscw", "lock_shared",
-                                                "lock_exclusive", "lock_all",
-                                                "lock_all_nocheck"};
+typedef enum {
+    M_FENCE,
+    M_PSCW,
+    M_LOCK_SH,
+    M_LOCK_EX,
+    M_LOCK_ALL,
+    M_LOCK_ALL_NOCHECK,
+    M_COUNT
+} mode_t_;
+static const char *const mode_names[M_COUNT] = {"fence",          "pscw",     "lock_shared",
+                                                "lock_exclusive", "lock_all", "lock_all_nocheck"};
 
 static int f(int owner, int k) { return owner * 1000 + k + 1; }      /* initial contents */
 static int g(int origin, int k) { return origin * 100 + k * 3 + 7; } /* origin data */
 
 static int rank, nranks;
-static int hmpi_local; /* HMPI active and every rank on this node: it applies every op */
+static int hmpi_local;           /* HMPI active and every rank on this node: it applies every op */
 static MPI_Datatype vec8, idx16; /* 8 ints at stride 2; 16 ints of 32 at stride 2 */
 
 typedef struct { /* what an origin's operations return */
@@ -48,27 +76,46 @@ typedef struct { /* what an origin's operations return */
 static int expected(int r, int o, int k, int passive)
 {
     int v = f(r, k);
-    if (k >= S_PUT && k < S_PUT + 8) return g(o, k);
-    if (k >= S_ACC && k < S_ACC + 8) return v + g(o, k);
-    if (k >= S_ACCV && k < S_ACCV + 16) return (k - S_ACCV) % 2 ? v : v + g(o, k);
-    if (k >= S_GACC && k < S_GACC + 8) return v + g(o, k);
-    if (k == S_FOP) return v + 5;
-    if (k == S_CAS) return 777;
-    if (k >= S_REPL && k < S_REPL + 4) return g(o, k);
-    if (k >= S_PUTI && k < S_PUTI + 16) return g(o, k);
-    if (k >= S_MAX && k < S_MAX + 4) return k % 2 ? v + 50 : v;
-    if (k >= S_MIN && k < S_MIN + 4) return k % 2 ? v - 50 : v;
-    if (k >= S_BXOR && k < S_BXOR + 4) return v ^ g(o, k);
-    if (k >= S_PROD && k < S_PROD + 4) return v * (k % 3 + 1);
-    if (k == S_MAXLOC) return v + 1;
-    if (k == S_MAXLOC + 1) return 5;
-    if (k >= S_PUTV && k < S_PUTV + 16) return (k - S_PUTV) % 2 ? v : g(o, k);
+    if (k >= S_PUT && k < S_PUT + 8)
+        return g(o, k);
+    if (k >= S_ACC && k < S_ACC + 8)
+        return v + g(o, k);
+    if (k >= S_ACCV && k < S_ACCV + 16)
+        return (k - S_ACCV) % 2 ? v : v + g(o, k);
+    if (k >= S_GACC && k < S_GACC + 8)
+        return v + g(o, k);
+    if (k == S_FOP)
+        return v + 5;
+    if (k == S_CAS)
+        return 777;
+    if (k >= S_REPL && k < S_REPL + 4)
+        return g(o, k);
+    if (k >= S_PUTI && k < S_PUTI + 16)
+        return g(o, k);
+    if (k >= S_MAX && k < S_MAX + 4)
+        return k % 2 ? v + 50 : v;
+    if (k >= S_MIN && k < S_MIN + 4)
+        return k % 2 ? v - 50 : v;
+    if (k >= S_BXOR && k < S_BXOR + 4)
+        return v ^ g(o, k);
+    if (k >= S_PROD && k < S_PROD + 4)
+        return v * (k % 3 + 1);
+    if (k == S_MAXLOC)
+        return v + 1;
+    if (k == S_MAXLOC + 1)
+        return 5;
+    if (k >= S_PUTV && k < S_PUTV + 16)
+        return (k - S_PUTV) % 2 ? v : g(o, k);
     if (!passive)
         return v;
-    if (k >= S_RPUT && k < S_RPUT + 8) return g(o, k);
-    if (k >= S_RACC && k < S_RACC + 8) return v + g(o, k);
-    if (k >= S_RGACC && k < S_RGACC + 8) return v + g(o, k);
-    if (k >= S_FLUSH && k < S_FLUSH + 8) return g(o, k);
+    if (k >= S_RPUT && k < S_RPUT + 8)
+        return g(o, k);
+    if (k >= S_RACC && k < S_RACC + 8)
+        return v + g(o, k);
+    if (k >= S_RGACC && k < S_RGACC + 8)
+        return v + g(o, k);
+    if (k >= S_FLUSH && k < S_FLUSH + 8)
+        return g(o, k);
     return v;
 }
 
@@ -104,16 +151,16 @@ static void do_ops(twin_t *w, int t, int passive, results_t *res, mode_t_ mode)
     static double dadd[2] = {1.5, 2.25};
     cmp = f(t, S_CAS);
 #define D(k) tw_disp(w, t, (k))
-#define OK(call) CHECK((call) == MPI_SUCCESS, "%s on %s/%s", #call, wkind_names[w->kind], \
-                       mode_names[mode])
+#define OK(call) \
+    CHECK((call) == MPI_SUCCESS, "%s on %s/%s", #call, wkind_names[w->kind], mode_names[mode])
     OK(MPI_Put(&ob[S_PUT], 8, MPI_INT, t, D(S_PUT), 8, MPI_INT, win));
     OK(MPI_Get(res->get, 8, MPI_INT, t, D(S_GET), 8, MPI_INT, win));
     OK(MPI_Accumulate(&ob[S_ACC], 8, MPI_INT, t, D(S_ACC), 8, MPI_INT, MPI_SUM, win));
     for (int j = 0; j < 8; j++)
         c8acc[j] = g(rank, S_ACCV + 2 * j);
     OK(MPI_Accumulate(c8acc, 8, MPI_INT, t, D(S_ACCV), 1, vec8, MPI_SUM, win));
-    OK(MPI_Get_accumulate(&ob[S_GACC], 8, MPI_INT, res->gacc, 8, MPI_INT, t, D(S_GACC), 8,
-                          MPI_INT, MPI_SUM, win));
+    OK(MPI_Get_accumulate(&ob[S_GACC], 8, MPI_INT, res->gacc, 8, MPI_INT, t, D(S_GACC), 8, MPI_INT,
+                          MPI_SUM, win));
     OK(MPI_Get_accumulate(NULL, 0, MPI_INT, res->gnop, 8, MPI_INT, t, D(S_GNOP), 8, MPI_INT,
                           MPI_NO_OP, win));
     OK(MPI_Fetch_and_op(&five, &res->fop, MPI_INT, t, D(S_FOP), MPI_SUM, win));
@@ -178,21 +225,22 @@ static void check_results(const results_t *res, int t, int passive, const char *
 static void check_window(const int *base, int left, int passive, const char *what)
 {
     for (int k = 0; k < S_DSUM; k++)
-        CHECK(base[k] == expected(rank, left, k, passive), "%s: window[%d] = %d, want %d",
-              what, k, base[k], expected(rank, left, k, passive));
+        CHECK(base[k] == expected(rank, left, k, passive), "%s: window[%d] = %d, want %d", what, k,
+              base[k], expected(rank, left, k, passive));
     double d[2];
     memcpy(d, &base[S_DSUM], sizeof d);
-    CHECK(d[0] == rank + 2.0 && d[1] == rank * 2.0 + 2.25, "%s: doubles %g %g", what, d[0],
-          d[1]);
+    CHECK(d[0] == rank + 2.0 && d[1] == rank * 2.0 + 2.25, "%s: doubles %g %g", what, d[0], d[1]);
 }
 
 static void check_attrs(twin_t *w)
 {
     int *flavor, *model, flag = 0;
-    CHECK(MPI_Win_get_attr(w->win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag) == MPI_SUCCESS &&
-              flag && *flavor == tw_flavor(w), "%s: flavor", wkind_names[w->kind]);
+    CHECK(MPI_Win_get_attr(w->win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag) == MPI_SUCCESS && flag &&
+              *flavor == tw_flavor(w),
+          "%s: flavor", wkind_names[w->kind]);
     CHECK(MPI_Win_get_attr(w->win, MPI_WIN_MODEL, &model, &flag) == MPI_SUCCESS && flag &&
-              *model == MPI_WIN_UNIFIED, "%s: model", wkind_names[w->kind]);
+              *model == MPI_WIN_UNIFIED,
+          "%s: model", wkind_names[w->kind]);
     if (tw_flavor(w) != MPI_WIN_FLAVOR_DYNAMIC) {
         void *base;
         MPI_Aint *size;
@@ -262,13 +310,15 @@ static void run_kind(wkind_t kind)
         case M_LOCK_SH:
         case M_LOCK_EX:
             CHECK(MPI_Win_lock(m == M_LOCK_SH ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE, right, 0,
-                               w.win) == MPI_SUCCESS, "lock");
+                               w.win) == MPI_SUCCESS,
+                  "lock");
             do_ops(&w, right, 1, &res, m);
             CHECK(MPI_Win_unlock(right, w.win) == MPI_SUCCESS, "unlock");
             break;
         default:
             CHECK(MPI_Win_lock_all(m == M_LOCK_ALL_NOCHECK ? MPI_MODE_NOCHECK : 0, w.win) ==
-                      MPI_SUCCESS, "lock_all");
+                      MPI_SUCCESS,
+                  "lock_all");
             do_ops(&w, right, 1, &res, m);
             CHECK(MPI_Win_unlock_all(w.win) == MPI_SUCCESS, "unlock_all");
             break;
@@ -292,7 +342,7 @@ enum { MX_N = 16, MX_SLOT = MX_N * 16 }; /* elements per combination, bytes per 
 
 typedef struct {
     MPI_Datatype type;
-    int cls;     /* 0 integer, 1 floating, 2 byte, 3 complex, 4 pair */
+    int cls; /* 0 integer, 1 floating, 2 byte, 3 complex, 4 pair */
     int is_signed;
 } mtype_t;
 
@@ -305,14 +355,18 @@ static void reference(const mtype_t *t, int size, MPI_Op op, const unsigned char
         if (size == sizeof(float)) {
             float a, b, c;
             memcpy(&a, pa, sizeof a), memcpy(&b, pb, sizeof b);
-            c = op == MPI_SUM ? b + a : op == MPI_PROD ? b * a : op == MPI_MAX ? (a > b ? a : b)
-                                                                              : (a < b ? a : b);
+            c = op == MPI_SUM    ? b + a
+                : op == MPI_PROD ? b * a
+                : op == MPI_MAX  ? (a > b ? a : b)
+                                 : (a < b ? a : b);
             memcpy(out, &c, sizeof c);
         } else {
             double a, b, c;
             memcpy(&a, pa, sizeof a), memcpy(&b, pb, sizeof b);
-            c = op == MPI_SUM ? b + a : op == MPI_PROD ? b * a : op == MPI_MAX ? (a > b ? a : b)
-                                                                              : (a < b ? a : b);
+            c = op == MPI_SUM    ? b + a
+                : op == MPI_PROD ? b * a
+                : op == MPI_MAX  ? (a > b ? a : b)
+                                 : (a < b ? a : b);
             memcpy(out, &c, sizeof c);
         }
         return;
@@ -322,16 +376,26 @@ static void reference(const mtype_t *t, int size, MPI_Op op, const unsigned char
     int shift = 64 - 8 * size;
     int64_t sa = (int64_t)(ua << shift) >> shift, sb = (int64_t)(ub << shift) >> shift;
     int a_gt_b = t->is_signed ? sa > sb : ua > ub;
-    if (op == MPI_SUM) uc = ua + ub;
-    else if (op == MPI_PROD) uc = ua * ub;
-    else if (op == MPI_MAX) uc = a_gt_b ? ua : ub;
-    else if (op == MPI_MIN) uc = a_gt_b ? ub : ua;
-    else if (op == MPI_LAND) uc = ua && ub;
-    else if (op == MPI_LOR) uc = ua || ub;
-    else if (op == MPI_LXOR) uc = !ua != !ub;
-    else if (op == MPI_BAND) uc = ua & ub;
-    else if (op == MPI_BOR) uc = ua | ub;
-    else uc = ua ^ ub;
+    if (op == MPI_SUM)
+        uc = ua + ub;
+    else if (op == MPI_PROD)
+        uc = ua * ub;
+    else if (op == MPI_MAX)
+        uc = a_gt_b ? ua : ub;
+    else if (op == MPI_MIN)
+        uc = a_gt_b ? ub : ua;
+    else if (op == MPI_LAND)
+        uc = ua && ub;
+    else if (op == MPI_LOR)
+        uc = ua || ub;
+    else if (op == MPI_LXOR)
+        uc = !ua != !ub;
+    else if (op == MPI_BAND)
+        uc = ua & ub;
+    else if (op == MPI_BOR)
+        uc = ua | ub;
+    else
+        uc = ua ^ ub;
     memcpy(out, &uc, (size_t)size);
 }
 
@@ -344,8 +408,13 @@ static void set_elem(const mtype_t *t, void *buf, int i, int v)
     MPI_Type_get_extent(t->type, &lb, &extent);
     char *p = (char *)buf + (size_t)i * (size_t)extent;
     if (t->cls == 1) {
-        if (size == sizeof(float)) { float f = (float)v / 4; memcpy(p, &f, sizeof f); }
-        else { double d = (double)v / 4; memcpy(p, &d, sizeof d); }
+        if (size == sizeof(float)) {
+            float f = (float)v / 4;
+            memcpy(p, &f, sizeof f);
+        } else {
+            double d = (double)v / 4;
+            memcpy(p, &d, sizeof d);
+        }
     } else if (t->cls == 3) {
         double c[2] = {v / 2.0, (v % 7) / 4.0};
         memcpy(p, c, sizeof c);
@@ -365,18 +434,22 @@ static void set_elem(const mtype_t *t, void *buf, int i, int v)
 
 static void matrix(wkind_t kind)
 {
-    mtype_t types[] = {
-        {MPI_INT, 0, 1}, {MPI_LONG, 0, 1}, {MPI_SHORT, 0, 1}, {MPI_UNSIGNED_SHORT, 0, 0},
-        {MPI_UNSIGNED, 0, 0}, {MPI_UNSIGNED_LONG, 0, 0}, {MPI_LONG_LONG, 0, 1},
-        {MPI_UNSIGNED_LONG_LONG, 0, 0}, {MPI_SIGNED_CHAR, 0, 1}, {MPI_UNSIGNED_CHAR, 0, 0},
-        {MPI_INT8_T, 0, 1}, {MPI_INT16_T, 0, 1}, {MPI_INT32_T, 0, 1}, {MPI_INT64_T, 0, 1},
-        {MPI_UINT8_T, 0, 0}, {MPI_UINT16_T, 0, 0}, {MPI_UINT32_T, 0, 0},
-        {MPI_UINT64_T, 0, 0}, {MPI_FLOAT, 1, 1}, {MPI_DOUBLE, 1, 1}, {MPI_BYTE, 2, 0},
-        {MPI_C_DOUBLE_COMPLEX, 3, 0}, {MPI_2INT, 4, 0}, {MPI_DOUBLE_INT, 4, 0}};
-    MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR, MPI_LXOR,
-                    MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE};
-    const char *opn[] = {"sum", "prod", "max", "min", "land", "lor", "lxor", "band", "bor",
-                         "bxor", "maxloc", "minloc", "replace"};
+    mtype_t types[] = {{MPI_INT, 0, 1},         {MPI_LONG, 0, 1},
+                       {MPI_SHORT, 0, 1},       {MPI_UNSIGNED_SHORT, 0, 0},
+                       {MPI_UNSIGNED, 0, 0},    {MPI_UNSIGNED_LONG, 0, 0},
+                       {MPI_LONG_LONG, 0, 1},   {MPI_UNSIGNED_LONG_LONG, 0, 0},
+                       {MPI_SIGNED_CHAR, 0, 1}, {MPI_UNSIGNED_CHAR, 0, 0},
+                       {MPI_INT8_T, 0, 1},      {MPI_INT16_T, 0, 1},
+                       {MPI_INT32_T, 0, 1},     {MPI_INT64_T, 0, 1},
+                       {MPI_UINT8_T, 0, 0},     {MPI_UINT16_T, 0, 0},
+                       {MPI_UINT32_T, 0, 0},    {MPI_UINT64_T, 0, 0},
+                       {MPI_FLOAT, 1, 1},       {MPI_DOUBLE, 1, 1},
+                       {MPI_BYTE, 2, 0},        {MPI_C_DOUBLE_COMPLEX, 3, 0},
+                       {MPI_2INT, 4, 0},        {MPI_DOUBLE_INT, 4, 0}};
+    MPI_Op ops[] = {MPI_SUM,  MPI_PROD, MPI_MAX,  MPI_MIN,    MPI_LAND,   MPI_LOR,    MPI_LXOR,
+                    MPI_BAND, MPI_BOR,  MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE};
+    const char *opn[] = {"sum",  "prod", "max",  "min",    "land",   "lor",    "lxor",
+                         "band", "bor",  "bxor", "maxloc", "minloc", "replace"};
     int nt = sizeof types / sizeof types[0], no = sizeof ops / sizeof ops[0];
     /* Where the MPI below may carry the accumulates, leave out what the MPIs below get
      * wrong: Open MPI 4.1.4's osc/rdma crashes on MPI_DOUBLE_INT (12 bytes of data in
@@ -400,17 +473,18 @@ static void matrix(wkind_t kind)
         MPI_Type_size(types[a].type, &size);
         wide[a] = types[a].cls == 0 && size == 8;
     }
-#define SKIP(a, b) (!valid[types[a].cls][b] ||                                           \
-                    (!by_hmpi && ((b >= 4 && b <= 6) ||                                    \
-                                     (b >= 2 && b <= 3 && !types[a].is_signed &&          \
-                                      types[a].cls == 0) ||                               \
-                                     (below_wide_bits && wide[a] && b >= 7 && b <= 9))))
+#define SKIP(a, b)                                                                             \
+    (!valid[types[a].cls][b] ||                                                                \
+     (!by_hmpi &&                                                                              \
+      ((b >= 4 && b <= 6) || (b >= 2 && b <= 3 && !types[a].is_signed && types[a].cls == 0) || \
+       (below_wide_bits && wide[a] && b >= 7 && b <= 9))))
     /* which ops each class takes (the standard's table; REPLACE of a pair type is left
      * out: Open MPI 4.1.4's osc/rdma crashes on it) */
-    static const int valid[5][13] = {
-        {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1}, {1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1},
-        {0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 1}, {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
-        {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0}};
+    static const int valid[5][13] = {{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1},
+                                     {1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+                                     {0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 1},
+                                     {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+                                     {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0}};
     int stack[TW_MAX];
     size_t nints = (size_t)(nt * no * MX_SLOT) / sizeof(int);
     twin_t w;
@@ -419,8 +493,8 @@ static void matrix(wkind_t kind)
     static unsigned char obuf[TW_MAX * sizeof(int)];
     unsigned char init[MX_SLOT], want[MX_SLOT], lib[MX_SLOT], mine[MX_SLOT];
     /* value patterns: mine as a target, an origin's as a function of its rank */
-#define TV(i) (((i) * 5 + rank) % 11 - 3)
-#define OV(o, i) (((i) * 3 + (o)) % 13 - 4)
+#define TV(i) (((i)*5 + rank) % 11 - 3)
+#define OV(o, i) (((i)*3 + (o)) % 13 - 4)
     tw_self_begin(&w, rank);
     for (int a = 0; a < nt; a++)
         for (int b = 0; b < no; b++)
@@ -437,8 +511,8 @@ static void matrix(wkind_t kind)
             for (int i = 0; i < MX_N; i++)
                 set_elem(&types[a], obuf + slot, i, OV(rank, i));
             MPI_Aint disp = w.unit == 1 ? slot / (int)sizeof(int) : w.disp0[right] + slot;
-            CHECK(MPI_Accumulate(obuf + slot, MX_N, types[a].type, right, disp, MX_N,
-                                 types[a].type, ops[b], w.win) == MPI_SUCCESS,
+            CHECK(MPI_Accumulate(obuf + slot, MX_N, types[a].type, right, disp, MX_N, types[a].type,
+                                 ops[b], w.win) == MPI_SUCCESS,
                   "accumulate %s on type %d", opn[b], a);
         }
     MPI_Win_unlock_all(w.win);
@@ -474,11 +548,14 @@ static void matrix(wkind_t kind)
             for (int e = 0; e < MX_N; e++) { /* the data bytes of each element */
                 const unsigned char *g = got + e * extent;
                 int as_defined = memcmp(g, want + e * extent, (size_t)size) == 0;
-                int as_library = ops[b] != MPI_REPLACE && memcmp(g, lib + e * extent, (size_t)size) == 0;
+                int as_library =
+                    ops[b] != MPI_REPLACE && memcmp(g, lib + e * extent, (size_t)size) == 0;
                 if (by_hmpi)
                     as_library = 0; /* HMPI's own result must be the definition's */
-                CHECK(as_defined || as_library, "%s: %s on type %d: element %d: first byte %d, "
-                      "want %d", wkind_names[kind], opn[b], a, e, g[0], want[e * extent]);
+                CHECK(as_defined || as_library,
+                      "%s: %s on type %d: element %d: first byte %d, "
+                      "want %d",
+                      wkind_names[kind], opn[b], a, e, g[0], want[e * extent]);
             }
         }
     tw_self_end(&w, rank);

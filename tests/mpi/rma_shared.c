@@ -44,8 +44,8 @@ static void loads_and_stores(MPI_Win win, int **seg, const MPI_Aint *bytes, cons
     MPI_Win_sync(win);
     for (int q = 0; q < nranks; q++)
         for (int i = 0; i < (int)(bytes[q] / sizeof(int)); i++)
-            CHECK(seg[q][i] == h(q, i, 1), "%s: rank %d reads %d of rank %d: %d", what, rank, i,
-                  q, seg[q][i]);
+            CHECK(seg[q][i] == h(q, i, 1), "%s: rank %d reads %d of rank %d: %d", what, rank, i, q,
+                  seg[q][i]);
     MPI_Barrier(node);
     /* now through another rank's pointer: each writes its right neighbour's segment */
     for (int i = 0; i < (int)(bytes[right] / sizeof(int)); i++)
@@ -143,7 +143,8 @@ static void contiguous(void)
     int *base, **seg = malloc(sizeof(int *) * (size_t)nranks);
     MPI_Win win;
     CHECK(MPI_Win_allocate_shared(bytes[rank], sizeof(int), MPI_INFO_NULL, node, &base, &win) ==
-              MPI_SUCCESS, "allocate_shared");
+              MPI_SUCCESS,
+          "allocate_shared");
     attrs(win, base, bytes[rank], what);
     query_all(win, base, bytes, 1, seg, what);
     loads_and_stores(win, seg, bytes, what);
@@ -182,8 +183,8 @@ static void noncontig(void)
         bytes[q] = q == 1 ? 0 : (MPI_Aint)((1000 + q) * sizeof(int)); /* rank 1: empty */
     int *base, **seg = malloc(sizeof(int *) * (size_t)nranks);
     MPI_Win win;
-    CHECK(MPI_Win_allocate_shared(bytes[rank], sizeof(int), info, node, &base, &win) ==
-              MPI_SUCCESS, "allocate_shared noncontig");
+    CHECK(MPI_Win_allocate_shared(bytes[rank], sizeof(int), info, node, &base, &win) == MPI_SUCCESS,
+          "allocate_shared noncontig");
     MPI_Info_free(&info);
     attrs(win, base, bytes[rank], what);
     query_all(win, base, bytes, 0, seg, what);
@@ -200,7 +201,8 @@ static void self(void)
         MPI_Aint size;
         MPI_Win win;
         CHECK(MPI_Win_allocate_shared(n * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
-                                      MPI_COMM_SELF, &base, &win) == MPI_SUCCESS, "self");
+                                      MPI_COMM_SELF, &base, &win) == MPI_SUCCESS,
+              "self");
         MPI_Win_shared_query(win, 0, &size, &unit, &p);
         CHECK(size == n * (MPI_Aint)sizeof(int) && unit == (int)sizeof(int), "self: query");
         if (n) {
@@ -224,8 +226,7 @@ static void empty(void)
     int *base, *p, unit;
     MPI_Aint size;
     MPI_Win win;
-    CHECK(MPI_Win_allocate_shared(0, 1, MPI_INFO_NULL, node, &base, &win) == MPI_SUCCESS,
-          "empty");
+    CHECK(MPI_Win_allocate_shared(0, 1, MPI_INFO_NULL, node, &base, &win) == MPI_SUCCESS, "empty");
     MPI_Win_shared_query(win, MPI_PROC_NULL, &size, &unit, &p);
     CHECK(size == 0, "empty: PROC_NULL size %ld", (long)size);
     MPI_Win_shared_query(win, rank, &size, &unit, &p);

@@ -20,8 +20,8 @@ static void check_base(MPI_Win win, const void *buf, const char *what, int n)
     void *base = NULL;
     int flag = 0;
     MPI_Win_get_attr(win, MPI_WIN_BASE, &base, &flag);
-    CHECK(flag && base == buf, "%s window of %d: MPI_WIN_BASE %p, the buffer given %p", what,
-          n, base, buf);
+    CHECK(flag && base == buf, "%s window of %d: MPI_WIN_BASE %p, the buffer given %p", what, n,
+          base, buf);
 }
 
 /* A window of n ints over malloc(n * sizeof(int)): accumulate from every rank, then a
@@ -50,8 +50,10 @@ static void ints(int n, int rep)
     for (int i = 0; i < n; i++) {
         /* sum over ranks r of 1000 r + 10 i + rep + 1 */
         int want = 1000 * nranks * (nranks - 1) / 2 + nranks * (10 * i + rep + 1);
-        CHECK(win_buf[i] == want, "int window of %d, rep %d: element %d is %d after the "
-              "accumulates, not %d", n, rep, i, win_buf[i], want);
+        CHECK(win_buf[i] == want,
+              "int window of %d, rep %d: element %d is %d after the "
+              "accumulates, not %d",
+              n, rep, i, win_buf[i], want);
     }
 
     MPI_Win_fence(0, win);
@@ -62,10 +64,14 @@ static void ints(int n, int rep)
     for (int i = 0; i < n; i++) {
         int from_left = 1000 * left + 10 * i + rep + 1;
         int from_left_left = 1000 * ((left + nranks - 1) % nranks) + 10 * i + rep + 1;
-        CHECK(win_buf[i] == from_left, "int window of %d, rep %d: element %d is %d after "
-              "the put from rank %d, not %d", n, rep, i, win_buf[i], left, from_left);
-        CHECK(got[i] == from_left_left, "int window of %d, rep %d: got %d from rank %d's "
-              "element %d, not %d", n, rep, got[i], left, i, from_left_left);
+        CHECK(win_buf[i] == from_left,
+              "int window of %d, rep %d: element %d is %d after "
+              "the put from rank %d, not %d",
+              n, rep, i, win_buf[i], left, from_left);
+        CHECK(got[i] == from_left_left,
+              "int window of %d, rep %d: got %d from rank %d's "
+              "element %d, not %d",
+              n, rep, got[i], left, i, from_left_left);
     }
     MPI_Win_free(&win);
     free(got);
@@ -81,8 +87,7 @@ static void one_double(int rep)
     *win_buf = 0.5;
     *origin = rank + 0.25 * rep;
     MPI_Win win;
-    MPI_Win_create(win_buf, sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD,
-                   &win);
+    MPI_Win_create(win_buf, sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     check_base(win, win_buf, "double", 1);
     MPI_Win_fence(0, win);
     for (int t = 0; t < nranks; t++)

@@ -43,7 +43,8 @@ int main(int argc, char **argv)
             int got = -1;
             MPI_Get_count(&st, MPI_BYTE, &got);
             CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == tag && got == (int)n,
-                  "rank %d: status source %d tag %d count %d", rank, st.MPI_SOURCE, st.MPI_TAG, got);
+                  "rank %d: status source %d tag %d count %d", rank, st.MPI_SOURCE, st.MPI_TAG,
+                  got);
             for (size_t i = 0; i < n; i++)
                 CHECK(in[i] == pat_byte((uint32_t)(prev * 100 + tag), i),
                       "rank %d: %zu B from rank %d differ at byte %zu", rank, n, prev, i);

@@ -56,8 +56,8 @@ int main(int argc, char **argv)
     }
     free(b);
     if (rank == 0)
-        printf("stats_job: %d ranks ok, %d messages and %d bytes from each\n", size,
-               SMALL + LARGE, SMALL * SMALL_BYTES + LARGE * LARGE_BYTES);
+        printf("stats_job: %d ranks ok, %d messages and %d bytes from each\n", size, SMALL + LARGE,
+               SMALL * SMALL_BYTES + LARGE * LARGE_BYTES);
     MPI_Finalize();
     return 0;
 }

@@ -16,8 +16,8 @@
 #define NTAGS 4
 #define P2P_PER_ROUND 12
 #define MAX_P2P (64u << 10)
-#define SLOT (16u << 10)   /* RMA: each origin's slot in every rank's window */
-#define MAX_COLL 4096      /* ints per rank in a collective */
+#define SLOT (16u << 10) /* RMA: each origin's slot in every rank's window */
+#define MAX_COLL 4096    /* ints per rank in a collective */
 #define OPI_TAG 77
 
 enum { NCOMMS = 4 };
@@ -55,10 +55,7 @@ static msg_t plan_msg(int round, int s, int i)
     return m;
 }
 
-static uint64_t msg_key(int round, int s, int i)
-{
-    return p2p_key(s, round, (uint64_t)i, seed);
-}
+static uint64_t msg_key(int round, int s, int i) { return p2p_key(s, round, (uint64_t)i, seed); }
 
 static int post_sends(int round, MPI_Request *rq, void **bufs)
 {
@@ -73,7 +70,7 @@ static int post_sends(int round, MPI_Request *rq, void **bufs)
         tally.sent_sum += p2p_sum(b, m.size);
         bufs[n] = global ? NULL : b;
         P2P_OK(MPI_Isend(b, (int)m.size, MPI_BYTE, m.dest, m.tag, p2p_comms[round % 2][m.comm],
-                          &rq[n]));
+                         &rq[n]));
         n++;
     }
     return n;
@@ -104,8 +101,8 @@ static void receive_all(int round)
                 if (m.dest == rank && m.comm == c && m.tag == tag)
                     break;
             }
-            CHECK(i < P2P_PER_ROUND, "round %d: unplanned message from %d tag %d on %s", round,
-                  s, tag, comm_name[c]);
+            CHECK(i < P2P_PER_ROUND, "round %d: unplanned message from %d tag %d on %s", round, s,
+                  tag, comm_name[c]);
             *nx = i + 1;
             CHECK(p2p_count(&st, MPI_BYTE) == (int)m.size,
                   "round %d: message %d from %d probed with %d bytes, planned %zu", round, i, s,
@@ -130,7 +127,9 @@ static void receive_all(int round)
 static int in_val(int round, int c, int r, int i)
 {
     return (int)(p2p_mix(seed ^ ((uint64_t)round << 40) ^ ((uint64_t)c << 36) ^
-                         ((uint64_t)r << 24) ^ (uint64_t)i) & 0xFFFF) - 0x8000;
+                         ((uint64_t)r << 24) ^ (uint64_t)i) &
+                 0xFFFF) -
+           0x8000;
 }
 
 static int fold(MPI_Op op, int a, int b)
@@ -164,9 +163,7 @@ static void run_collective(int round, p2p_rng_t *r)
     for (size_t i = 0; i < all; i++)
         in[i] = in_val(round, c, me, (int)i);
     switch (kind) {
-    case 0:
-        P2P_OK(MPI_Barrier(comm));
-        break;
+    case 0: P2P_OK(MPI_Barrier(comm)); break;
     case 1:
         if (me != root)
             for (int i = 0; i < count; i++)
@@ -195,8 +192,8 @@ static void run_collective(int round, p2p_rng_t *r)
         P2P_OK(MPI_Alltoall(in, count, MPI_INT, out, count, MPI_INT, comm));
         for (size_t i = 0; i < all; i++) {
             int from = (int)(i / (size_t)count), j = (int)(i % (size_t)count);
-            CHECK(out[i] == in_val(round, c, from, me * count + j), "round %d alltoall[%zu]",
-                  round, i);
+            CHECK(out[i] == in_val(round, c, from, me * count + j), "round %d alltoall[%zu]", round,
+                  i);
         }
         break;
     case 6:
@@ -314,10 +311,9 @@ static void opi_pass(int round, p2p_rng_t *r)
     CHECK(p == NULL, "OPI_Igive left the pointer set");
     void *q = NULL;
     MPI_Status st;
-    P2P_OK(OPI_Take(&q, (int)len, MPI_BYTE, wild ? MPI_ANY_SOURCE : from, OPI_TAG,
-                    opi_comm, &st));
-    CHECK(st.MPI_SOURCE == from, "round %d: OPI buffer from %d, expected %d", round,
-          st.MPI_SOURCE, from);
+    P2P_OK(OPI_Take(&q, (int)len, MPI_BYTE, wild ? MPI_ANY_SOURCE : from, OPI_TAG, opi_comm, &st));
+    CHECK(st.MPI_SOURCE == from, "round %d: OPI buffer from %d, expected %d", round, st.MPI_SOURCE,
+          from);
     P2P_CHECK_DATA(q, len, p2p_key(from, 2000 + round, 0, seed), "round %d: OPI from %d", round,
                    from);
     tally.recv_sum += p2p_sum(q, len);
@@ -399,14 +395,15 @@ int main(int argc, char **argv)
     CHECK(sums[0] == sums[1], "checksums differ: sent %016llx, received %016llx",
           (unsigned long long)sums[0], (unsigned long long)sums[1]);
     uint64_t counts[5] = {tally.p2p_msgs, tally.p2p_bytes, tally.colls, tally.rma_ops,
-                          tally.opi_passes}, total[5];
+                          tally.opi_passes},
+             total[5];
     P2P_OK(MPI_Reduce(counts, total, 5, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD));
     if (rank == 0)
         printf("storm_all: %d rounds in %.1f s: %llu messages (%llu bytes), %llu collective "
                "calls, %llu RMA operations, %llu OPI passes; checksums equal, nothing lost\n",
-               round, MPI_Wtime() - t0, (unsigned long long)total[0],
-               (unsigned long long)total[1], (unsigned long long)total[2],
-               (unsigned long long)total[3], (unsigned long long)total[4]);
+               round, MPI_Wtime() - t0, (unsigned long long)total[0], (unsigned long long)total[1],
+               (unsigned long long)total[2], (unsigned long long)total[3],
+               (unsigned long long)total[4]);
     MPI_Win_free(&win);
     for (int c = 1; c < NCOMMS; c++)
         MPI_Comm_free(&comms[c]);

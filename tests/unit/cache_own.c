@@ -41,10 +41,7 @@ static void *counter(void *arg)
     return NULL;
 }
 
-static uint8_t pat(size_t i)
-{
-    return (uint8_t)(i * 131u + 7u);
-}
+static uint8_t pat(size_t i) { return (uint8_t)(i * 131u + 7u); }
 
 int main(void)
 {
@@ -90,8 +87,8 @@ int main(void)
     hmpi_cache_own(data, len_data);
     calls++;
     for (size_t i = 0; i < len_data; i++)
-        CHECK(data[i] == pat(i), "byte %zu changed to %u (want %u) after %zu calls", i,
-              data[i], pat(i), calls);
+        CHECK(data[i] == pat(i), "byte %zu changed to %u (want %u) after %zu calls", i, data[i],
+              pat(i), calls);
 
     int status = 0;
     CHECK(waitpid(child, &status, 0) == child, "waitpid");
@@ -112,6 +109,7 @@ int main(void)
           "the words beside the range lost counts: %u and %u of %u (%zu takes)", line.before,
           line.after, (unsigned)COUNTS, rounds);
     printf("cache_own: %zu ranges, every byte kept, nothing outside touched; "
-           "%zu takes beside a counting thread lost nothing\n", calls, rounds);
+           "%zu takes beside a counting thread lost nothing\n",
+           calls, rounds);
     return 0;
 }

@@ -27,8 +27,8 @@ enum { NCHILD = 3, NBLK = 5, WAIT_S = 30 };
 typedef struct {
     _Atomic uintptr_t ptr[NCHILD][NBLK]; /* published last, with release */
     _Atomic size_t len[NCHILD][NBLK];
-    _Atomic int verified[NCHILD][NBLK];  /* readers that checked the block */
-    _Atomic int failed;                  /* set by any process that fails */
+    _Atomic int verified[NCHILD][NBLK]; /* readers that checked the block */
+    _Atomic int failed;                 /* set by any process that fails */
 } ctrl_t;
 
 static region_fixture_t fx;
@@ -74,8 +74,8 @@ static int owner_by_geometry(uintptr_t p)
 static void verify_row(int c, const char *who)
 {
     for (int b = 0; b < NBLK; b++) {
-        CHECK(wait_at_least(&ctrl->ptr[c][b], 1), "%s: child %d never published block %d", who,
-              c, b);
+        CHECK(wait_at_least(&ctrl->ptr[c][b], 1), "%s: child %d never published block %d", who, c,
+              b);
         uintptr_t p = atomic_load_explicit(&ctrl->ptr[c][b], memory_order_acquire);
         size_t n = atomic_load_explicit(&ctrl->len[c][b], memory_order_relaxed);
         CHECK(owner_by_geometry(p) == c && owner_by_geometry(p + n - 1) == c,
@@ -102,8 +102,8 @@ static void child(int me)
     CHECK(hmpi_heap_owner((void *)(hmpi_region.slices + ((uintptr_t)NCHILD << fx.shift))) == -1,
           "child %d: owner past the last slice", me);
 
-    size_t sizes[NBLK] = {24, 100000 + (size_t)me, ((size_t)16 << 20) + (size_t)me * 4097,
-                          4096 * 3, ((size_t)40 << 20) + (size_t)me * 12345};
+    size_t sizes[NBLK] = {24, 100000 + (size_t)me, ((size_t)16 << 20) + (size_t)me * 4097, 4096 * 3,
+                          ((size_t)40 << 20) + (size_t)me * 12345};
     void *blk[NBLK];
     blk[0] = hmpi_heap_malloc(sizes[0]);
     blk[1] = INTERPOSED ? malloc(sizes[1]) : hmpi_heap_calloc(sizes[1], 1);
@@ -126,8 +126,8 @@ static void child(int me)
 
     /* Keep the blocks until the other children and the parent have read them. */
     for (int b = 0; b < NBLK; b++)
-        CHECK(wait_count(&ctrl->verified[me][b], NCHILD), "child %d: block %d read by %d only",
-              me, b, atomic_load(&ctrl->verified[me][b]));
+        CHECK(wait_count(&ctrl->verified[me][b], NCHILD), "child %d: block %d read by %d only", me,
+              b, atomic_load(&ctrl->verified[me][b]));
     for (int b = 0; b < NBLK; b++) {
         if (b == 1 && INTERPOSED)
             free(blk[b]);

@@ -23,8 +23,7 @@ static void check_in_slice(const void *p, size_t n, const char *what)
     CHECK(p != NULL, "%s(%zu) returned NULL", what, n);
     CHECK(hmpi_heap_is_shared(p), "%s(%zu) = %p is outside the shared slice", what, n, p);
     CHECK(hmpi_heap_is_shared_range(p, n), "%s(%zu) = %p runs past the slice", what, n, p);
-    CHECK(hmpi_heap_owner(p) == 0, "%s(%zu) = %p: owner %d, not 0", what, n, p,
-          hmpi_heap_owner(p));
+    CHECK(hmpi_heap_owner(p) == 0, "%s(%zu) = %p: owner %d, not 0", what, n, p, hmpi_heap_owner(p));
 }
 
 /* The file as hmpi_region_create leaves it, and hmpi_region_open's refusals. */
@@ -43,8 +42,7 @@ static void test_region_file(void)
           (unsigned)st.st_mode);
     CHECK(st.st_uid == geteuid(), "owner %u", (unsigned)st.st_uid);
     CHECK((size_t)st.st_size == fx.len, "size %lld, not %zu", (long long)st.st_size, fx.len);
-    CHECK(st.st_blocks == 0, "a fresh region must be sparse: %lld blocks",
-          (long long)st.st_blocks);
+    CHECK(st.st_blocks == 0, "a fresh region must be sparse: %lld blocks", (long long)st.st_blocks);
     CHECK(fcntl(fx.fd, F_GETFD) & FD_CLOEXEC, "region fd without FD_CLOEXEC");
 
     /* Mapped once: the same address is refused, not replaced. */
@@ -141,8 +139,8 @@ static void test_sizes(int interposed)
                 continue;
             void *p = interposed ? malloc(want) : hmpi_heap_malloc(want);
             check_in_slice(p, want, interposed ? "malloc" : "hmpi_heap_malloc");
-            CHECK(hmpi_heap_usable_size(p) >= want, "usable size %zu < %zu", hmpi_heap_usable_size(p),
-                  want);
+            CHECK(hmpi_heap_usable_size(p) >= want, "usable size %zu < %zu",
+                  hmpi_heap_usable_size(p), want);
             pat_fill(p, want, (uint32_t)n);
             blk[n] = p;
             len[n++] = want;
@@ -215,9 +213,9 @@ static size_t calloc_size(int cycle, unsigned *rng)
     if (cycle % 1000 == 999)
         return (size_t)64 << 20;
     if (cycle % 200 == 17)
-        return ((size_t)1 << 20) + (r % (15u << 20));     /* 1..16 MiB */
+        return ((size_t)1 << 20) + (r % (15u << 20)); /* 1..16 MiB */
     if (cycle % 10 == 3)
-        return 4096 + r % (252u << 10);                   /* 4 KiB..256 KiB */
+        return 4096 + r % (252u << 10); /* 4 KiB..256 KiB */
     return 1 + r % 4096;
 }
 
@@ -294,11 +292,10 @@ static void test_big(void)
     uint8_t *c = hmpi_heap_realloc(b, 180 * MiB);
     CHECK(c == b, "realloc did not grow in place: %p -> %p", (void *)b, (void *)c);
     CHECK(pat_check(c, 100 * MiB + 1, 31) == (size_t)-1, "realloc in place lost content");
-    CHECK(zero_check(c + 100 * MiB + KiB64, 80 * MiB - KiB64) == (size_t)-1,
-          "grown part not zero");
+    CHECK(zero_check(c + 100 * MiB + KiB64, 80 * MiB - KiB64) == (size_t)-1, "grown part not zero");
     c = hmpi_heap_realloc(c, 40 * MiB);
-    CHECK(c == b && hmpi_heap_usable_size(c) == 40 * MiB, "shrink in place: %p, %zu B",
-          (void *)c, hmpi_heap_usable_size(c));
+    CHECK(c == b && hmpi_heap_usable_size(c) == 40 * MiB, "shrink in place: %p, %zu B", (void *)c,
+          hmpi_heap_usable_size(c));
     CHECK(pat_check(c, 40 * MiB, 31) == (size_t)-1, "shrink lost content");
 
     /* A block right after it stops the growth in place: realloc moves, content kept. */
@@ -344,8 +341,8 @@ static void test_big(void)
         hmpi_heap_free(all[i]);
     hmpi_heap_free(wall);
     hmpi_extents_usage(&hmpi_heap_big, &used, &avail);
-    CHECK(used == 0 && avail == free0, "big area after every free: %zu used, %zu of %zu free",
-          used, avail, free0);
+    CHECK(used == 0 && avail == free0, "big area after every free: %zu used, %zu of %zu free", used,
+          avail, free0);
 }
 
 /* A fork()ed child gets a private copy of the region: its writes and allocations do
@@ -379,8 +376,7 @@ static void test_fork_isolation(void)
     }
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "forked child failed: status %#x",
-          status);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "forked child failed: status %#x", status);
     size_t bad = pat_check(blk, n, 4242);
     CHECK(bad == (size_t)-1, "the child's writes reached the parent's heap (byte %zu)", bad);
     hmpi_heap_free(blk);
@@ -410,7 +406,7 @@ int main(void)
     test_calloc_cycles(6000);
     test_big();
     test_fork_isolation();
-    printf("heap_single: ok (%s interposed malloc) in %.1f s\n",
-           INTERPOSED ? "with" : "without", now_s() - t0);
+    printf("heap_single: ok (%s interposed malloc) in %.1f s\n", INTERPOSED ? "with" : "without",
+           now_s() - t0);
     return 0;
 }

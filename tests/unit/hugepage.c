@@ -62,10 +62,10 @@ static void read_pages(const char *p, size_t n)
 }
 
 typedef struct {
-    char *block;          /* the block: [block, block+len) */
-    size_t len, written;  /* its first `written` bytes hold the pattern, the rest zero */
+    char *block;         /* the block: [block, block+len) */
+    size_t len, written; /* its first `written` bytes hold the pattern, the rest zero */
     uint32_t seed;
-    char *inner;          /* its whole 2 MiB ranges: [inner, inner+inner_len) */
+    char *inner; /* its whole 2 MiB ranges: [inner, inner+inner_len) */
     size_t inner_len;
 } block_t;
 
@@ -158,8 +158,8 @@ static void test_heap(int collapse)
     CHECK((uintptr_t)p % HP == 0, "big block %p not 2 MiB-aligned", (void *)p);
     long long got = smaps_bytes(p, "ShmemPmdMapped") - pmd0;
     size_t want = collapse ? n / HP * HP : 0;
-    CHECK(got == (long long)want, "a %zu-byte big block: %lld bytes PMD-mapped, want %zu", n,
-          got, want);
+    CHECK(got == (long long)want, "a %zu-byte big block: %lld bytes PMD-mapped, want %zu", n, got,
+          want);
     CHECK(zero_check(p, n) == (size_t)-1, "a fresh big block does not read zero");
     pat_fill(p, n, 41);
     /* Grown in place (nothing after it in the big area yet): the new part too, and the
@@ -169,8 +169,8 @@ static void test_heap(int collapse)
     CHECK(q == p, "realloc of the only big block moved it (%p -> %p)", (void *)p, (void *)q);
     got = smaps_bytes(p, "ShmemPmdMapped") - pmd0;
     want = collapse ? n2 / HP * HP : 0;
-    CHECK(got == (long long)want, "grown to %zu bytes: %lld bytes PMD-mapped, want %zu", n2,
-          got, want);
+    CHECK(got == (long long)want, "grown to %zu bytes: %lld bytes PMD-mapped, want %zu", n2, got,
+          want);
     CHECK(pat_check(p, n, 41) == (size_t)-1, "the grown block lost its old bytes");
     CHECK(zero_check(p + n, n2 - n) == (size_t)-1, "the grown part does not read zero");
     hmpi_heap_free(p);
@@ -200,8 +200,8 @@ int main(void)
     b.written = b.len / 2 + 12345;
     b.seed = 27;
     b.inner = (char *)(fx.base + HMPI_REGION_ALIGN + 6 * HP);
-    b.inner_len = (size_t)(((uintptr_t)b.block + b.len) & ~(uintptr_t)(HP - 1)) -
-                  (size_t)(uintptr_t)b.inner;
+    b.inner_len =
+        (size_t)(((uintptr_t)b.block + b.len) & ~(uintptr_t)(HP - 1)) - (size_t)(uintptr_t)b.inner;
     CHECK(b.inner_len == 64 * MiB - HP, "inner range %zu", b.inner_len);
     CHECK(smaps_bytes(b.block, "ShmemPmdMapped") == 0, "PMD entries before anything");
 
@@ -232,8 +232,8 @@ int main(void)
                    got, b.inner_len);
         expect_pmd = got == b.inner_len;
         printf("hugepage: collapse: %zu x 2 MiB in %.1f ms (%.0f us each, half of them "
-               "written first, half fresh)\n", got / HP, (t1 - t0) * 1e3,
-               (t1 - t0) * 1e6 / (double)(got / HP));
+               "written first, half fresh)\n",
+               got / HP, (t1 - t0) * 1e3, (t1 - t0) * 1e6 / (double)(got / HP));
         break;
     case HMPI_HUGEPAGE_ADVISE:
     case HMPI_HUGEPAGE_FS:

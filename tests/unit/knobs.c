@@ -35,8 +35,8 @@ static void rejects(const char *name, const char *text)
 {
     long long v = SENTINEL;
     int rc = hmpi_knob_parse(knob(name), text, &v);
-    CHECK(rc == -1 && v == SENTINEL, "HMPI_%s='%s' accepted (rc %d, value %lld)", name, text,
-          rc, v);
+    CHECK(rc == -1 && v == SENTINEL, "HMPI_%s='%s' accepted (rc %d, value %lld)", name, text, rc,
+          v);
 }
 
 static void test_parse(void)
@@ -58,8 +58,8 @@ static void test_parse(void)
     accepts("HEAP_SIZE", "0100M", 100 * M); /* decimal, not octal */
     rejects("HEAP_SIZE", "63M");            /* below the minimum */
     rejects("HEAP_SIZE", "67108863");
-    rejects("HEAP_SIZE", "1025G");          /* above the maximum */
-    rejects("HEAP_SIZE", "\t64M");         /* white space first (strtoull would skip it) */
+    rejects("HEAP_SIZE", "1025G"); /* above the maximum */
+    rejects("HEAP_SIZE", "\t64M"); /* white space first (strtoull would skip it) */
     rejects("HEAP_SIZE", "\f64M");
     rejects("HEAP_SIZE", "2T");
     rejects("HEAP_SIZE", "0");
@@ -79,10 +79,10 @@ static void test_parse(void)
     rejects("HEAP_SIZE", "1.5G");
     rejects("HEAP_SIZE", "0x4000000");
     rejects("HEAP_SIZE", "1e9");
-    rejects("HEAP_SIZE", "99999999999999999999");   /* overflows 64 bits */
-    rejects("HEAP_SIZE", "18446744073709551615");   /* 2^64-1 */
-    rejects("HEAP_SIZE", "9223372036854775807G");   /* overflows with the suffix */
-    rejects("HEAP_SIZE", "16777216T");              /* 2^64: overflows exactly */
+    rejects("HEAP_SIZE", "99999999999999999999"); /* overflows 64 bits */
+    rejects("HEAP_SIZE", "18446744073709551615"); /* 2^64-1 */
+    rejects("HEAP_SIZE", "9223372036854775807G"); /* overflows with the suffix */
+    rejects("HEAP_SIZE", "16777216T");            /* 2^64: overflows exactly */
     /* SIZE, range 0..1T */
     accepts("SHM_MIN_FREE", "0", 0);
     accepts("SHM_MIN_FREE", "0K", 0);
@@ -123,8 +123,8 @@ static void test_parse(void)
     static const char *const good[] = {"auto", "off", "advise", "collapse"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
         CHECK(hmpi_knob_word_ok(hp, good[i]), "HUGEPAGES='%s' refused", good[i]);
-    static const char *const bad[] = {"", "|", "auto|off", "Auto", "auto ", " off", "of",
-                                      "offf", "collaps", "advise|", "|auto", "none"};
+    static const char *const bad[] = {"",   "|",    "auto|off", "Auto",    "auto ", " off",
+                                      "of", "offf", "collaps",  "advise|", "|auto", "none"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK(!hmpi_knob_word_ok(hp, bad[i]), "HUGEPAGES='%s' accepted", bad[i]);
     rejects("STATS", "1");
@@ -133,13 +133,13 @@ static void test_parse(void)
     CHECK(st->type == HMPI_KNOB_WORD && hmpi_knob_words(st) != NULL, "STATS is no WORD knob");
     CHECK(strcmp(hmpi_knob_words(st), "0|1|per-rank|json:FILE") == 0, "STATS words '%s'",
           hmpi_knob_words(st));
-    static const char *const good_s[] = {"0", "1", "per-rank", "json:x", "json:/tmp/a b.json",
-                                         "json::", "json:FILE", "json:|"};
+    static const char *const good_s[] = {
+        "0", "1", "per-rank", "json:x", "json:/tmp/a b.json", "json::", "json:FILE", "json:|"};
     for (size_t i = 0; i < sizeof good_s / sizeof good_s[0]; i++)
         CHECK(hmpi_knob_word_ok(st, good_s[i]), "STATS='%s' refused", good_s[i]);
-    static const char *const bad_s[] = {"", "|", "0|1", "2", "on", "per-rank ", " 1", "per",
-                                        "per-ranks", "1|", "|0", "json:", "json", "JSON:x",
-                                        "jso:x", "0:x", "per-rank:x"};
+    static const char *const bad_s[] = {
+        "",   "|",  "0|1",   "2",    "on",     "per-rank ", " 1",  "per",       "per-ranks",
+        "1|", "|0", "json:", "json", "JSON:x", "jso:x",     "0:x", "per-rank:x"};
     for (size_t i = 0; i < sizeof bad_s / sizeof bad_s[0]; i++)
         CHECK(!hmpi_knob_word_ok(st, bad_s[i]), "STATS='%s' accepted", bad_s[i]);
     CHECK(hmpi_knob_words(knob("SHM_DIR")) == NULL && !hmpi_knob_word_ok(knob("SHM_DIR"), "x"),
@@ -152,8 +152,8 @@ static void test_table(void)
     CHECK(hmpi_knob_count >= 7, "only %d knobs", hmpi_knob_count);
     for (int i = 0; i < hmpi_knob_count; i++) {
         const hmpi_knob_info_t *k = &hmpi_knob_table[i];
-        CHECK(k->name && k->name[0] && strspn(k->name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-                                           strlen(k->name),
+        CHECK(k->name && k->name[0] &&
+                  strspn(k->name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == strlen(k->name),
               "knob %d has a bad name '%s'", i, k->name ? k->name : "(null)");
         CHECK(k->doc && strlen(k->doc) > 10, "knob %s has no doc string", k->name);
         CHECK(k->def != NULL, "knob %s has no default", k->name);
@@ -210,10 +210,7 @@ static int capturing(int (*fn)(void), char *buf, size_t len)
     return rc;
 }
 
-static int load_capturing(char *buf, size_t len)
-{
-    return capturing(hmpi_knobs_load, buf, len);
-}
+static int load_capturing(char *buf, size_t len) { return capturing(hmpi_knobs_load, buf, len); }
 
 static void expect_bad(const char *env, const char *value, const char *text1, const char *text2)
 {
@@ -224,8 +221,8 @@ static void expect_bad(const char *env, const char *value, const char *text1, co
     CHECK(rc == -1, "%s='%s' loaded with rc %d", env, value, rc);
     CHECK(strstr(out, text1) != NULL, "%s='%s': message lacks \"%s\": [%s]", env, value, text1,
           out);
-    CHECK(text2 == NULL || strstr(out, text2) != NULL,
-          "%s='%s': message lacks \"%s\": [%s]", env, value, text2, out);
+    CHECK(text2 == NULL || strstr(out, text2) != NULL, "%s='%s': message lacks \"%s\": [%s]", env,
+          value, text2, out);
     CHECK(strncmp(out, "hmpi: error: ", 13) == 0, "message is not an hmpi error line: [%s]", out);
     CHECK(out[strlen(out) - 1] == '\n' && strchr(out, '\n') == out + strlen(out) - 1,
           "one bad knob must give exactly one line: [%s]", out);
@@ -247,7 +244,8 @@ static void test_load(void)
     CHECK(hmpi_knobs.SHM_MIN_FREE == 64LL << 20, "default SHM_MIN_FREE %lld",
           hmpi_knobs.SHM_MIN_FREE);
     CHECK(strcmp(hmpi_knobs.SHM_DIR, "/dev/shm") == 0, "default SHM_DIR '%s'", hmpi_knobs.SHM_DIR);
-    CHECK(strcmp(hmpi_knobs.HUGEPAGES, "auto") == 0, "default HUGEPAGES '%s'", hmpi_knobs.HUGEPAGES);
+    CHECK(strcmp(hmpi_knobs.HUGEPAGES, "auto") == 0, "default HUGEPAGES '%s'",
+          hmpi_knobs.HUGEPAGES);
 
     /* Good values from the environment. */
     clear_env();

@@ -478,8 +478,8 @@ static void walkers(void)
 
 typedef struct {
     void *ring;
-    unsigned k, hold; /* slots; most slots the reader keeps taken at once */
-    uint64_t count;   /* messages */
+    unsigned k, hold;        /* slots; most slots the reader keeps taken at once */
+    uint64_t count;          /* messages */
     _Atomic uint64_t *again; /* the writer's messages into its last slot again */
 } shared_t;
 

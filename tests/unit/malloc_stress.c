@@ -64,7 +64,7 @@ static size_t rnd_size(rng_t *r)
     if (k < 997)
         return (16 << 10) + v % (496 << 10);
     if (k < 999)
-        return (512 << 10) + v % ((size_t)5 << 20); /* up to 5.5 MiB */
+        return (512 << 10) + v % ((size_t)5 << 20);    /* up to 5.5 MiB */
     return ((size_t)32 << 20) + v % ((size_t)8 << 20); /* a big block (heap/big.h) */
 }
 
@@ -83,15 +83,14 @@ static void check_place(const blk_t *b, const char *what)
         CHECK(hmpi_heap_is_shared_range(b->p, b->n) && hmpi_heap_owner(b->p) == 0,
               "%s(%zu) = %p is not in the shared slice", what, b->n, b->p);
     if (!phase_shared)
-        CHECK(!hmpi_heap_is_shared(b->p), "%s(%zu) = %p is shared before attach", what, b->n,
-              b->p);
+        CHECK(!hmpi_heap_is_shared(b->p), "%s(%zu) = %p is shared before attach", what, b->n, b->p);
 }
 
 static void verify(const blk_t *b, const char *when)
 {
     size_t bad = pat_check(b->p, b->n, b->seed);
-    CHECK(bad == (size_t)-1, "%s: block %p (%zu B, seed %u) differs at byte %zu", when, b->p,
-          b->n, b->seed, bad);
+    CHECK(bad == (size_t)-1, "%s: block %p (%zu B, seed %u) differs at byte %zu", when, b->p, b->n,
+          b->seed, bad);
 }
 
 /* A cheap look at a block kept for later: both ends and one random window. */
@@ -129,23 +128,53 @@ static void make(blk_t *b, rng_t *r)
      * sanitizer's malloc to max_align_t (16) from 16 B up, the pointer size below. */
     size_t natural = 16, libc = INTERPOSED || n >= 16 ? 16 : 8;
     switch (how) {
-    case 0: what = "malloc"; b->p = malloc(n); align = libc; break;
-    case 1: what = "calloc"; b->p = calloc(n, 1); zeroed = 1; align = libc; break;
+    case 0:
+        what = "malloc";
+        b->p = malloc(n);
+        align = libc;
+        break;
+    case 1:
+        what = "calloc";
+        b->p = calloc(n, 1);
+        zeroed = 1;
+        align = libc;
+        break;
     case 2:
         what = "posix_memalign";
         b->p = NULL;
         CHECK(posix_memalign(&b->p, align, n) == 0, "posix_memalign(%zu, %zu)", align, n);
         break;
-    case 3: what = "aligned_alloc"; b->p = aligned_alloc(align, (n + align - 1) & ~(align - 1)); break;
-    case 4: what = "memalign"; b->p = memalign(align, n); break;
-    case 5: what = "valloc"; b->p = valloc(n); align = (size_t)getpagesize(); break;
-    case 6: what = "hmpi_heap_malloc"; b->p = hmpi_heap_malloc(n); align = natural; break;
-    case 7: what = "hmpi_heap_calloc"; b->p = hmpi_heap_calloc(1, n); zeroed = 1; align = natural; break;
-    default: what = "hmpi_heap_aligned"; b->p = hmpi_heap_aligned(align, n); break;
+    case 3:
+        what = "aligned_alloc";
+        b->p = aligned_alloc(align, (n + align - 1) & ~(align - 1));
+        break;
+    case 4:
+        what = "memalign";
+        b->p = memalign(align, n);
+        break;
+    case 5:
+        what = "valloc";
+        b->p = valloc(n);
+        align = (size_t)getpagesize();
+        break;
+    case 6:
+        what = "hmpi_heap_malloc";
+        b->p = hmpi_heap_malloc(n);
+        align = natural;
+        break;
+    case 7:
+        what = "hmpi_heap_calloc";
+        b->p = hmpi_heap_calloc(1, n);
+        zeroed = 1;
+        align = natural;
+        break;
+    default:
+        what = "hmpi_heap_aligned";
+        b->p = hmpi_heap_aligned(align, n);
+        break;
     }
     check_place(b, what);
-    CHECK((uintptr_t)b->p % align == 0, "%s(%zu): %p is not aligned to %zu", what, n, b->p,
-          align);
+    CHECK((uintptr_t)b->p % align == 0, "%s(%zu): %p is not aligned to %zu", what, n, b->p, align);
     if (zeroed) {
         size_t bad = zero_check(b->p, n);
         CHECK(bad == (size_t)-1, "%s(%zu) = %p: byte %zu not zero", what, n, b->p, bad);
@@ -163,8 +192,8 @@ static void resize(blk_t *b, rng_t *r)
     void *q = b->fam == FAM_LIBC ? realloc(b->p, n) : hmpi_heap_realloc(b->p, n);
     CHECK(q != NULL, "realloc(%zu -> %zu) failed", old, n);
     size_t align = b->fam == FAM_HMPI || INTERPOSED || n >= 16 ? 16 : 8;
-    CHECK((uintptr_t)q % align == 0, "realloc(%zu -> %zu): %p is not aligned to %zu", old, n,
-          q, align);
+    CHECK((uintptr_t)q % align == 0, "realloc(%zu -> %zu): %p is not aligned to %zu", old, n, q,
+          align);
     int moved = q != b->p;
     b->p = q;
     b->n = n;
@@ -244,7 +273,8 @@ static void run_phase(const char *name)
     long p0 = atomic_load(&posted);
     pthread_t t[NTHREADS];
     for (int i = 0; i < NTHREADS; i++)
-        CHECK(pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1 + 10 * phase_shared)) == 0,
+        CHECK(pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1 + 10 * phase_shared)) ==
+                  0,
               "pthread_create");
     for (int i = 0; i < NTHREADS; i++)
         CHECK(pthread_join(t[i], NULL) == 0, "pthread_join");
@@ -345,7 +375,7 @@ int main(void)
         release(&keep[i]);
     CHECK(atomic_load(&taken) > 100, "only %ld blocks were freed by another thread",
           atomic_load(&taken));
-    printf("malloc_stress: ok (%s interposed malloc) in %.1f s\n",
-           INTERPOSED ? "with" : "without", now_s() - t0);
+    printf("malloc_stress: ok (%s interposed malloc) in %.1f s\n", INTERPOSED ? "with" : "without",
+           now_s() - t0);
     return 0;
 }

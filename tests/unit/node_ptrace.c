@@ -42,12 +42,22 @@ static const struct {
     int pid, ppid;
     const char *comm;
 } tree[] = {
-    {1, 0, "systemd"},          {10, 1, "sshd"},        {11, 10, "bash"},
-    {100, 11, "mpiexec"},       {200, 100, "hydra_pmi_proxy"},
-    {201, 100, "hydra_pmi_proxy"}, {301, 200, "app"},  {302, 200, "app"},
-    {303, 200, "app"},          {311, 201, "app"},      {20, 1, "bash"},
-    {400, 20, "app"},           {30, 1, "x) S 1 (y"},   {500, 30, "app"},
-    {600, 12345, "app"},        {700, 0, "app"},
+    {1, 0, "systemd"},
+    {10, 1, "sshd"},
+    {11, 10, "bash"},
+    {100, 11, "mpiexec"},
+    {200, 100, "hydra_pmi_proxy"},
+    {201, 100, "hydra_pmi_proxy"},
+    {301, 200, "app"},
+    {302, 200, "app"},
+    {303, 200, "app"},
+    {311, 201, "app"},
+    {20, 1, "bash"},
+    {400, 20, "app"},
+    {30, 1, "x) S 1 (y"},
+    {500, 30, "app"},
+    {600, 12345, "app"},
+    {700, 0, "app"},
 };
 
 static int fake_read_stat(int pid, char *buf, size_t len)
@@ -61,10 +71,7 @@ static int fake_read_stat(int pid, char *buf, size_t len)
     return -1; /* 12345: gone, or not ours to read */
 }
 
-static void chain_of(int pid, int *row)
-{
-    hmpi_node_ancestry(pid, row, D, fake_read_stat);
-}
+static void chain_of(int pid, int *row) { hmpi_node_ancestry(pid, row, D, fake_read_stat); }
 
 static void expect_chain(int pid, const int *want, int n)
 {
@@ -176,8 +183,7 @@ static void test_real_proc(void)
               "read the child's chain");
         close(fds[0]);
         int st;
-        CHECK(waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-              "child");
+        CHECK(waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0, "child");
         CHECK(rows[k * D] == (int)getpid(), "child %d: parent %d, want %d", k, rows[k * D],
               (int)getpid());
     }

@@ -15,22 +15,21 @@
 
 /* Forks members 0 .. n-1 (at most 64), each calling run(sh, i), and checks that all of
  * them read only right values; `what` names what a wrong read saw. */
-#define PROCS_RUN(n, run, sh, what)                                                        \
-    do {                                                                                   \
-        pid_t pid_[64];                                                                    \
-        CHECK((n) <= 64, "at most 64 members");                                            \
-        for (int i_ = 0; i_ < (int)(n); i_++) {                                            \
-            pid_[i_] = fork();                                                             \
-            CHECK(pid_[i_] >= 0, "fork");                                                  \
-            if (pid_[i_] == 0)                                                             \
-                _exit(run((sh), i_) ? 1 : 0);                                              \
-        }                                                                                  \
-        for (int i_ = 0; i_ < (int)(n); i_++) {                                            \
-            int st_;                                                                       \
-            CHECK(waitpid(pid_[i_], &st_, 0) == pid_[i_], "waitpid");                      \
-            CHECK(WIFEXITED(st_) && WEXITSTATUS(st_) == 0, "process member %d %s", i_,      \
-                  (what));                                                                 \
-        }                                                                                  \
+#define PROCS_RUN(n, run, sh, what)                                                             \
+    do {                                                                                        \
+        pid_t pid_[64];                                                                         \
+        CHECK((n) <= 64, "at most 64 members");                                                 \
+        for (int i_ = 0; i_ < (int)(n); i_++) {                                                 \
+            pid_[i_] = fork();                                                                  \
+            CHECK(pid_[i_] >= 0, "fork");                                                       \
+            if (pid_[i_] == 0)                                                                  \
+                _exit(run((sh), i_) ? 1 : 0);                                                   \
+        }                                                                                       \
+        for (int i_ = 0; i_ < (int)(n); i_++) {                                                 \
+            int st_;                                                                            \
+            CHECK(waitpid(pid_[i_], &st_, 0) == pid_[i_], "waitpid");                           \
+            CHECK(WIFEXITED(st_) && WEXITSTATUS(st_) == 0, "process member %d %s", i_, (what)); \
+        }                                                                                       \
     } while (0)
 
 /* 1 when body(arg), run in a forked child with its stderr on /dev/null, dies of SIGABRT

@@ -31,8 +31,8 @@ static void push_all(void)
 static void take_and_check(const char *what, const int *want, int nwant, int ending)
 {
     int broken = HMPI_QUEUE_WHOLE;
-    hmpi_qnode_t *n = hmpi_queue_take_within(&queue, (uintptr_t)nodes, sizeof nodes,
-                                             sizeof(node_t), &broken);
+    hmpi_qnode_t *n =
+        hmpi_queue_take_within(&queue, (uintptr_t)nodes, sizeof nodes, sizeof(node_t), &broken);
     CHECK(broken == ending, "%s: the take ended with %d, want %d", what, broken, ending);
     CHECK(hmpi_queue_empty(&queue), "%s: the queue is not empty after the take", what);
     int k = 0;

@@ -108,12 +108,12 @@ static inline int dir_entries(const char *dir)
 }
 
 typedef struct {
-    char dir[128];   /* private temp dir on /dev/shm */
-    char path[256];  /* the region file in it */
+    char dir[128];  /* private temp dir on /dev/shm */
+    char path[256]; /* the region file in it */
     int fd;
-    size_t len;      /* whole region */
-    unsigned shift;  /* log2 of one slice */
-    uintptr_t base;  /* where it is mapped */
+    size_t len;     /* whole region */
+    unsigned shift; /* log2 of one slice */
+    uintptr_t base; /* where it is mapped */
 } region_fixture_t;
 
 /* A test that fails before fixture_unlink leaves no file or dir behind either. */
