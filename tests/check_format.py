@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""check_format.py [BASE]: the C and C++ lines changed between BASE and HEAD are formatted
-as .clang-format says (clang-format --dry-run --Werror on those lines only).
+"""check_format.py [BASE]: the C and C++ files of the tree are formatted as .clang-format
+says (clang-format --dry-run --Werror), as committed at HEAD (not the work tree).
 
-BASE defaults to HEAD~1, i.e. the last commit's changes; `tests/check_format.py main`
-checks a branch's. Only the lines a change added or modified are checked, as committed
-(not the work tree): the tree was not reformatted wholesale, and lines nobody touched do
-not fail a change. Files under tests/fuzz/corpus and deleted files are left out.
+Without BASE every file git tracks is checked whole (the test unit.format): the tree was
+formatted wholesale once (.git-blame-ignore-revs names that commit), so any line out of
+format fails. With BASE, only the lines changed between BASE and HEAD are checked
+(`tests/check_format.py main` before merging a branch: what it added). Files under
+tests/fuzz/corpus and deleted files are left out.
 
 Exits 77 (a skip for ctest) when it cannot check, saying why: no clang-format (set
 CLANG_FORMAT to name one), not a git checkout, or no BASE in the history (a shallow
@@ -65,17 +66,27 @@ def changed_lines(base):
     return ranges
 
 
+def all_files():
+    """{path: None} for every C and C++ file git tracks at HEAD (None: every line)."""
+    out = git("ls-tree", "-r", "--name-only", "HEAD")
+    if out.returncode != 0:
+        sys.exit(f"check_format: git ls-tree HEAD failed: {out.stderr.strip()}")
+    return {p: None for p in out.stdout.splitlines()
+            if p.endswith(EXTS) and not p.startswith("tests/fuzz/corpus/")}
+
+
 def dry_run(clang_format, path, text, ranges):
-    """clang-format's complaints about text (the file at path) on the given lines, or ""."""
+    """clang-format's complaints about text (the file at path) on the given lines (None:
+    all of them), or ""."""
     args = [clang_format, "--dry-run", "--Werror", "--style=file", f"--assume-filename={path}"]
-    args += [f"--lines={a}:{b}" for a, b in ranges]
+    args += [f"--lines={a}:{b}" for a, b in ranges or []]
     r = subprocess.run(args, input=text, capture_output=True, text=True, cwd=ROOT)
     return r.stderr if r.returncode != 0 else ""
 
 
 def main():
     named = len(sys.argv) > 1
-    base = sys.argv[1] if named else "HEAD~1"
+    base = sys.argv[1] if named else "HEAD"
     clang_format = find_clang_format()
     if not (ROOT / ".clang-format").exists():
         sys.exit("check_format: no .clang-format at the top of the tree")
@@ -95,7 +106,7 @@ def main():
     if dry_run(clang_format, "src/x.c", good, [(1, 1)]):
         sys.exit(f"check_format: {clang_format} flags {good.strip()!r}")
 
-    ranges = changed_lines(base)
+    ranges = changed_lines(base) if named else all_files()
     failed = []
     for path, lines in sorted(ranges.items()):
         text = git("show", f"HEAD:{path}")
@@ -105,6 +116,13 @@ def main():
         if complaints:
             failed.append(path)
             sys.stderr.write(complaints)
+    if not named:
+        if failed:
+            print(f"check_format: {len(failed)} of {len(ranges)} files are not formatted; "
+                  f"fix with: clang-format -i FILE (or git clang-format BASE)")
+            return 1
+        print(f"check_format: {len(ranges)} files at HEAD: formatted")
+        return 0
     n = sum(len(v) for v in ranges.values())
     if failed:
         print(f"check_format: {len(failed)} of {len(ranges)} files changed since {base} are "
