@@ -6,7 +6,8 @@ Without BASE every file git tracks is checked whole (the test unit.format): the 
 formatted wholesale once (.git-blame-ignore-revs names that commit), so any line out of
 format fails. With BASE, only the lines changed between BASE and HEAD are checked
 (`tests/check_format.py main` before merging a branch: what it added). Files under
-tests/fuzz/corpus and deleted files are left out.
+tests/fuzz/corpus and tests/opify (hmpi-opify's inputs, whose lines carry the expected
+verdicts: their layout is the test) and deleted files are left out.
 
 Exits 77 (a skip for ctest) when it cannot check, saying why: no clang-format (set
 CLANG_FORMAT to name one), not a git checkout, or no BASE in the history (a shallow
@@ -21,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTS = (".c", ".h", ".cpp", ".hpp", ".cc")
+LEFT_OUT = ("tests/fuzz/corpus/", "tests/opify/")
 SKIP = 77
 
 
@@ -56,7 +58,7 @@ def changed_lines(base):
         if line.startswith("+++ "):
             name = line[4:]
             path = name[2:] if name.startswith("b/") else None
-            if path and (not path.endswith(EXTS) or path.startswith("tests/fuzz/corpus/")):
+            if path and (not path.endswith(EXTS) or path.startswith(LEFT_OUT)):
                 path = None
         elif line.startswith("@@") and path:
             m = re.match(r"@@ -\S+ \+(\d+)(?:,(\d+))? @@", line)
@@ -72,7 +74,7 @@ def all_files():
     if out.returncode != 0:
         sys.exit(f"check_format: git ls-tree HEAD failed: {out.stderr.strip()}")
     return {p: None for p in out.stdout.splitlines()
-            if p.endswith(EXTS) and not p.startswith("tests/fuzz/corpus/")}
+            if p.endswith(EXTS) and not p.startswith(LEFT_OUT)}
 
 
 def dry_run(clang_format, path, text, ranges):

@@ -19,8 +19,7 @@ int main(int argc, char **argv)
                 sbuf[i] = (long)it * N + i;
             MPI_Send(sbuf, N, MPI_LONG, 1, 4, MPI_COMM_WORLD); /* expect: sender fits */
         } else if (rank == 1) {
-            MPI_Recv(rbuf, N, MPI_LONG, 0, 4, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE); /* expect: receiver fits */
+            MPI_Recv(rbuf, N, MPI_LONG, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* expect: receiver fits */
             for (i = 0; i < N; i++)
                 check += rbuf[i] * (i + 1);
         }

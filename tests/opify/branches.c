@@ -24,8 +24,7 @@ int main(int argc, char **argv)
         }
         MPI_Send(s, N, MPI_FLOAT, 1, 9, MPI_COMM_WORLD); /* expect: sender fits */
     } else if (rank == 1) {
-        MPI_Recv(r, N, MPI_FLOAT, 0, 9, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE); /* expect: receiver fits */
+        MPI_Recv(r, N, MPI_FLOAT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* expect: receiver fits */
         float t = 0;
         if (argc > 5) {
             t = r[0];

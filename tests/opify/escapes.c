@@ -30,14 +30,12 @@ int main(int argc, char **argv)
     *q = 5;
     if (rank == 0) {
         MPI_Send(a, N, MPI_INT, 1, 0, MPI_COMM_WORLD); /* expect: sender fails: passed to */
-        MPI_Send(b + N, N, MPI_INT, 1, 0,
-                 MPI_COMM_WORLD); /* expect: sender fails: ambiguous buffer expression */
+        MPI_Send(b + N, N, MPI_INT, 1, 0, MPI_COMM_WORLD); /* expect: sender fails: ambiguous buffer expression */
         MPI_Send(c, N, MPI_INT, 1, 0, MPI_COMM_WORLD); /* expect: sender fails: address taken */
         send_it(a);
     } else if (rank == 1) {
         int *e = malloc(N * sizeof(int));
-        MPI_Recv(e, N, MPI_INT, 0, 0, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE); /* expect: receiver fails: passed to printf */
+        MPI_Recv(e, N, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* expect: receiver fails: passed to printf */
         printf("%p\n", (void *)e);
         free(e);
     }

@@ -20,20 +20,17 @@ int main(int argc, char **argv)
             for (i = 0; i < N; i++)
                 buf1[i] = i * (r + 1);
             MPI_Send(buf1, N, MPI_INT, 1, 1, MPI_COMM_WORLD); /* expect: sender fits */
-            MPI_Send(buf2, N, MPI_INT, 1, 2,
-                     MPI_COMM_WORLD); /* expect: sender fails: without a complete pack */
+            MPI_Send(buf2, N, MPI_INT, 1, 2, MPI_COMM_WORLD); /* expect: sender fails: without a complete pack */
             r++;
         }
     } else if (rank == 1) {
         int *in = malloc(N * sizeof(int));
         for (r = 0; r < ROUNDS; r++) {
-            MPI_Recv(in, N, MPI_INT, 0, 1, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE); /* expect: receiver fits */
+            MPI_Recv(in, N, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* expect: receiver fits */
             long s = 0;
             for (i = 0; i < N; i++)
                 s += in[i];
-            MPI_Recv(in, N, MPI_INT, 0, 2, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE); /* expect: receiver fits */
+            MPI_Recv(in, N, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* expect: receiver fits */
             printf("round %d sum %ld\n", r, s);
         }
         free(in);

@@ -18,8 +18,7 @@ int main(int argc, char **argv)
     if (rank == 0)
         MPI_Send(p, N, MPI_INT, 1, 0, MPI_COMM_WORLD); /* expect: sender fails: ambiguous pointer */
     else if (rank == 1)
-        MPI_Recv(buf1, N, MPI_INT, 0, 0, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE); /* expect: receiver fails: aliased */
+        MPI_Recv(buf1, N, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* expect: receiver fails: aliased */
     free(buf1);
     free(buf2);
     MPI_Finalize();

@@ -15,8 +15,7 @@ int main(int argc, char **argv)
             s[i] = i;
     }
     if (rank == 0)
-        MPI_Send(s, N, MPI_INT, 1, 0,
-                 MPI_COMM_WORLD); /* expect: sender fails: without a complete pack */
+        MPI_Send(s, N, MPI_INT, 1, 0, MPI_COMM_WORLD); /* expect: sender fails: without a complete pack */
     free(s);
     MPI_Finalize();
     return 0;

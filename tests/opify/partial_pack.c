@@ -13,8 +13,7 @@ int main(int argc, char **argv)
     for (i = 0; i < N / 2; i++)
         b[i] = i;
     if (rank == 0)
-        MPI_Send(b, N, MPI_INT, 1, 0,
-                 MPI_COMM_WORLD); /* expect: sender fails: without a complete pack */
+        MPI_Send(b, N, MPI_INT, 1, 0, MPI_COMM_WORLD); /* expect: sender fails: without a complete pack */
     free(b);
     MPI_Finalize();
     return 0;

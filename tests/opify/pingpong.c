@@ -25,8 +25,7 @@ int main(int argc, char **argv)
                 }
                 MPI_Send(out, N, MPI_INT, peer, 7, MPI_COMM_WORLD); /* expect: sender fits */
             } else {
-                MPI_Recv(in, N, MPI_INT, peer, 7, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE); /* expect: receiver fits */
+                MPI_Recv(in, N, MPI_INT, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* expect: receiver fits */
                 acc += in[0] + in[N - 1];
                 for (i = 0; i < 4; i++)
                     acc += in[i];

@@ -15,12 +15,10 @@ int main(int argc, char **argv)
     if (rank == 0) {
         for (i = 0; i < N; i++)
             v[i] = i;
-        MPI_Send(v, N, MPI_DOUBLE, 1, 3,
-                 MPI_COMM_WORLD); /* expect: sender fails: read after send */
+        MPI_Send(v, N, MPI_DOUBLE, 1, 3, MPI_COMM_WORLD); /* expect: sender fails: read after send */
         printf("first %f\n", v[0]);
     } else if (rank == 1) {
-        MPI_Recv(w, N, MPI_DOUBLE, 0, 3, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE); /* expect: receiver fits */
+        MPI_Recv(w, N, MPI_DOUBLE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* expect: receiver fits */
         printf("last %f\n", w[N - 1]);
     }
     free(v);

@@ -20,13 +20,11 @@ int main(int argc, char **argv)
         for (i = 0; i < N; i++)
             b[i] = last + i;
         if (rank == 0)
-            MPI_Send(b, N, MPI_INT, 1, 0,
-                     MPI_COMM_WORLD); /* expect: sender fails: sent again without a complete pack */
+            MPI_Send(b, N, MPI_INT, 1, 0, MPI_COMM_WORLD); /* expect: sender fails: sent again without a complete pack */
     }
     printf("%d\n", in[0]);
     if (rank == 1)
-        MPI_Recv(in, N, MPI_INT, 0, 0, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE); /* expect: receiver fails: before its first receive */
+        MPI_Recv(in, N, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* expect: receiver fails: before its first receive */
     free(b);
     free(in);
     MPI_Finalize();

@@ -10,12 +10,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 1) {
-        MPI_Recv(a, 4, MPI_INT, 0, 0, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE); /* expect: receiver fails: read outside the received part */
+        MPI_Recv(a, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* expect: receiver fails: read outside the received part */
         for (i = 0; i < 8; i++)
             s += a[i];
-        MPI_Recv(b, 4, MPI_INT, 0, 1, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE); /* expect: receiver fails: partial overwrite */
+        MPI_Recv(b, 4, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* expect: receiver fails: partial overwrite */
         b[6] = 1;
         s += b[2];
         printf("%ld\n", s);
