@@ -44,16 +44,18 @@ static void share_copy(share_t *sh, unsigned char *dst, const unsigned char *src
     }
 }
 
-/* The root helps every reader that shares its copy (MID), then waits for them all. */
+/* The root helps every reader that shares its copy (MID): waiting for each to say whether
+ * it does (wait), or only those that already said so (a nonblocking broadcast's step). */
 static void root_help(hmpi_coll_team_t *t, uint64_t e, const unsigned char *src, size_t bytes,
-                      int only)
+                      int only, int wait)
 {
     HMPI_ASSERT_INTERNAL(only != t->ep.me); /* the root reads nobody's buffer into its own */
     for (int k = 1; k < t->ep.n; k++) {
         int r = (t->ep.me + k) % t->ep.n;
         if (only >= 0 && r != only)
             continue;
-        hmpi_coll_wait(t, r, e, HMPI_COLL_MID);
+        if (wait)
+            hmpi_coll_wait(t, r, e, HMPI_COLL_MID);
         hmpi_coll_half_t *hr = hmpi_coll_half(t, r, e);
         if (atomic_load_explicit(&hr->state, memory_order_acquire) !=
             hmpi_epoch_state(e, HMPI_COLL_MID))
@@ -113,7 +115,7 @@ static int root_side(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
         h->addr = (uintptr_t)hmpi_coll_at(buf, l->lo);
         atomic_store_explicit(&h->progress, l->size, memory_order_relaxed);
         hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
-        root_help(t, e, hmpi_coll_at(buf, l->lo), l->size, only);
+        root_help(t, e, hmpi_coll_at(buf, l->lo), l->size, only, 1);
         if (only >= 0)
             hmpi_coll_wait(t, only, e, HMPI_COLL_DONE);
         else
@@ -345,16 +347,7 @@ int hmpi_coll_phase_bcast(hmpi_coll_op_t *op)
         op->step = 1;
     }
     /* The readers read our buffer in place; we copy chunks for those that share. */
-    for (int k = 1; k < t->ep.n; k++) {
-        int r = (t->ep.me + k) % t->ep.n;
-        hmpi_coll_half_t *hr = hmpi_coll_half(t, r, e);
-        if (atomic_load_explicit(&hr->state, memory_order_acquire) !=
-            hmpi_epoch_state(e, HMPI_COLL_MID))
-            continue;
-        unsigned char *dst = (unsigned char *)(uintptr_t)hr->addr; /* after its MID */
-        if (hmpi_heap_is_shared_range(dst, l->size))
-            share_copy((share_t *)hr->data, dst, hmpi_coll_at(op->recvbuf, l->lo), l->size);
-    }
+    root_help(t, e, hmpi_coll_at(op->recvbuf, l->lo), l->size, -1, 0);
     if (!hmpi_coll_op_all(op, HMPI_COLL_DONE))
         return 0;
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
