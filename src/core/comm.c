@@ -1,5 +1,5 @@
 /* comm.c: the communicator table: HMPI's state beside each intracommunicator of the MPI
- * below (comm.h), found by handle in a hash table; MPI_COMM_WORLD's read inline. Knows
+ * below (comm.h), found by handle in a hash table (looked up inline: comm.h); MPI_COMM_WORLD's read inline. Knows
  * nothing of how contexts are agreed (mpi/comm.c, the constructors) and makes no
  * collective call: making a state asks the MPI below local questions only.
  * Threads (MPI_THREAD_MULTIPLE) may construct and free communicators at once while
@@ -12,28 +12,10 @@
 
 #include <pthread.h>
 
-enum { NBUCKETS = 256 };
-
-static hmpi_comm_t *buckets[NBUCKETS];
+hmpi_comm_t *hmpi_comm_buckets[HMPI_COMM_BUCKETS];
 static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
 hmpi_comm_t *hmpi_comm_world;
 int hmpi_comm_starting;
-
-static unsigned bucket_of(MPI_Comm c)
-{
-    uintptr_t v = (uintptr_t)c;
-    v ^= v >> 17;
-    v *= 0x9E3779B97F4A7C15ULL;
-    return (unsigned)(v >> 56) % NBUCKETS;
-}
-
-hmpi_comm_t *hmpi_comm_find(MPI_Comm c)
-{
-    for (hmpi_comm_t *s = __atomic_load_n(&buckets[bucket_of(c)], __ATOMIC_ACQUIRE); s; s = s->next)
-        if (s->handle == c)
-            return s;
-    return NULL;
-}
 
 static hmpi_comm_t *make_state(MPI_Comm c, uint32_t ctx)
 {
@@ -85,10 +67,10 @@ static hmpi_comm_t *make_state(MPI_Comm c, uint32_t ctx)
 
 static void insert(hmpi_comm_t *s)
 {
-    unsigned b = bucket_of(s->handle);
+    unsigned b = hmpi_comm_bucket_of(s->handle);
     pthread_mutex_lock(&writers);
-    s->next = buckets[b];
-    __atomic_store_n(&buckets[b], s, __ATOMIC_RELEASE);
+    s->next = hmpi_comm_buckets[b];
+    __atomic_store_n(&hmpi_comm_buckets[b], s, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&writers);
 }
 
@@ -117,7 +99,7 @@ void hmpi_comm_forget(MPI_Comm c)
 {
     if (c == MPI_COMM_WORLD || c == MPI_COMM_NULL)
         return;
-    hmpi_comm_t *gone = NULL, **pp = &buckets[bucket_of(c)];
+    hmpi_comm_t *gone = NULL, **pp = &hmpi_comm_buckets[hmpi_comm_bucket_of(c)];
     pthread_mutex_lock(&writers);
     for (; *pp; pp = &(*pp)->next) {
         if ((*pp)->handle == c) {
@@ -164,10 +146,10 @@ void hmpi_comm_world_end(void)
 
 void hmpi_comm_finalize(void)
 {
-    for (int b = 0; b < NBUCKETS; b++) {
-        while (buckets[b]) {
-            hmpi_comm_t *s = buckets[b];
-            buckets[b] = s->next;
+    for (int b = 0; b < HMPI_COMM_BUCKETS; b++) {
+        while (hmpi_comm_buckets[b]) {
+            hmpi_comm_t *s = hmpi_comm_buckets[b];
+            hmpi_comm_buckets[b] = s->next;
             destroy(s);
         }
     }

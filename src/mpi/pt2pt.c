@@ -90,13 +90,16 @@ static inline int short_args(const hmpi_comm_t *c, const void *buf, int count, M
            (*l = c->local_of[peer]) >= 0;
 }
 
-/* The communicator of the inline short ways: MPI_COMM_WORLD's, while MPI runs; else
- * NULL (the way out of line looks the handle up). */
+/* The communicator of the inline short ways, while MPI runs (else NULL: the way out of
+ * line checks everything): MPI_COMM_WORLD's read inline, any other's looked up (the
+ * table's lookup takes no lock), so that a communicator of the program's own, from
+ * MPI_Comm_dup or MPI_Comm_create_from_group, takes the short ways too (127
+ * instructions a send less, callgrind). */
 static inline hmpi_comm_t *short_comm(MPI_Comm comm)
 {
-    return __builtin_expect(hmpi_mpi_state == HMPI_STATE_RUNNING, 1) && comm == MPI_COMM_WORLD
-               ? hmpi_comm_world
-               : NULL;
+    if (__builtin_expect(hmpi_mpi_state != HMPI_STATE_RUNNING, 0))
+        return NULL;
+    return __builtin_expect(comm == MPI_COMM_WORLD, 1) ? hmpi_comm_world : hmpi_comm_find(comm);
 }
 
 /* The checks of the entry points below: the common case inline, the full checks
@@ -174,7 +177,7 @@ static __attribute__((noinline)) int send_general(const void *buf, int count, MP
                     "MPI_Send");
 }
 
-/* The short way with no call (p2p/short.h): MPI_COMM_WORLD's common case, a small
+/* The short way with no call (p2p/short.h): the common case, a small
  * contiguous message to a local peer whose lane has a slot known free. */
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
@@ -242,7 +245,7 @@ static __attribute__((noinline)) int recv_general(void *buf, int count, MPI_Data
     return recv_any(buf, count, type, source, tag, comm, BLOCKING, NULL, status, "MPI_Recv");
 }
 
-/* The short way with no call (p2p/short.h): MPI_COMM_WORLD's common case, a named
+/* The short way with no call (p2p/short.h): the common case, a named
  * local source whose next message is in its lane or comes within a few spins. */
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
