@@ -1,7 +1,8 @@
 /* comm.c: the communicator table: HMPI's state beside each intracommunicator of the MPI
- * below (comm.h), found by handle in a hash table (looked up inline: comm.h); MPI_COMM_WORLD's read inline. Knows
- * nothing of how contexts are agreed (mpi/comm.c, the constructors) and makes no
- * collective call: making a state asks the MPI below local questions only.
+ * below (comm.h), found by handle in a hash table (looked up inline, comm.h);
+ * MPI_COMM_WORLD's read inline. Knows nothing of how contexts are agreed (mpi/comm.c,
+ * the constructors) and makes no collective call: making a state asks the MPI below
+ * local questions only.
  * Threads (MPI_THREAD_MULTIPLE) may construct and free communicators at once while
  * others look theirs up: writers take a lock, and a chain's head is published with a
  * release store after the entry is whole, so a lookup without the lock sees the old
