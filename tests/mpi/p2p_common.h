@@ -1,7 +1,8 @@
-/* p2p_common.h: what the point-to-point tests (tests/mpi/p2p_*.c) share: payload
- * patterns derived from (sender, tag, index, seed), checks that name the first byte
- * that differs, error-class helpers, a seed from argv/env. Standard MPI only: these
- * programs also run unmodified under hmpirun (PLAIN), so no HMPI call is required. */
+/* p2p_common.h: what the point-to-point tests (tests/mpi/p2p/; also part/, storm/ and
+ * the large-count tests of coll/ and rma/) share: payload patterns derived from (sender,
+ * tag, index, seed), checks that name the first byte that differs, error-class helpers, a
+ * seed from argv/env. Standard MPI only: these programs also run unmodified under hmpirun
+ * (PLAIN), so no HMPI call is required. */
 #ifndef HMPI_TEST_P2P_COMMON_H
 #define HMPI_TEST_P2P_COMMON_H
 

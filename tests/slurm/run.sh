@@ -17,7 +17,7 @@
 #              Open MPI refuses in its MPI_Init, before HMPI runs; the same with the
 #              other MPI's plugin (wrong-plugin: --mpi=pmix for MPICH, pmi2 for Open MPI)
 #   kill       a rank SIGKILLed while the others wait in an HMPI barrier
-#              (tests/mpi/fault_victim): the step ends within 15 s, no rank survives,
+#              (tests/mpi/faults/fault_victim): the step ends within 15 s, no rank survives,
 #              HMPI_SHM_DIR is left empty
 # MPICH (Debian's 4.0.2) speaks srun's pmi2 plugin, Open MPI (4.1.4) its pmix plugin.
 # Needs root (the daemons run as root) and Debian's slurm-wlm, slurm-wlm-basic-plugins
@@ -245,7 +245,7 @@ leg() {
   MPI=$1
   local plugin build=$ROOT/build/$1 bin=$DIR/$1
   case "$MPI" in mpich) plugin=pmi2 ;; openmpi) plugin=pmix ;; esac
-  local lib=$build/src/libhmpi.so victim=$build/tests/mpi/fault_victim
+  local lib=$build/src/libhmpi.so victim=$build/tests/mpi/faults/fault_victim
   say "$MPI: srun --mpi=$plugin (libhmpi: ${lib#$ROOT/})"
   NAME=setup WHY=() SECS=0 LOG=$DIR/log/$MPI.setup.log
   : >"$LOG"
