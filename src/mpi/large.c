@@ -77,6 +77,30 @@ static int unfold(fold_t *f, int err)
             return hmpi_raise_in(comm, err_, fn); \
     } while (0)
 
+/* fold() of an argument the call reads on this rank; an unread one passes as 0. */
+static int fold_if(int read, MPI_Count count, MPI_Datatype type, fold_t *f)
+{
+    if (read)
+        return fold(count, type, f);
+    *f = (fold_t){0, type, MPI_DATATYPE_NULL};
+    return MPI_SUCCESS;
+}
+
+/* Folds (send, recv) of a call with a send and a receive side (MPI_Sendrecv, the
+ * collectives' data movers), then runs call; on an error of either fold both are undone
+ * and comm's handler is called. */
+#define MOVER(fn, sread, scount, stype, rread, rcount, rtype, call) \
+    do {                                                            \
+        fold_t s, r;                                                \
+        int err = fold_if(sread, scount, stype, &s);                \
+        if (!err && (err = fold_if(rread, rcount, rtype, &r)) != 0) \
+            unfold(&s, 0);                                          \
+        if (err)                                                    \
+            return hmpi_raise_in(comm, err, fn);                    \
+        err = (call);                                               \
+        return unfold(&r, unfold(&s, err));                         \
+    } while (0)
+
 /* The send family: (buf, count, type, dest, tag, comm). */
 #define LARGE_SEND(name)                                                                       \
     int MPI_##name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, \
@@ -127,14 +151,9 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    fold_t s, r;
-    FOLD_OR_RAISE(s, sendcount, sendtype, comm, "MPI_Sendrecv_c");
-    int err = fold(recvcount, recvtype, &r);
-    if (err)
-        return hmpi_raise_in(comm, unfold(&s, err), "MPI_Sendrecv_c");
-    err = hmpi_self_Sendrecv(sendbuf, s.count, s.type, dest, sendtag, recvbuf, r.count, r.type,
-                             source, recvtag, comm, status);
-    return unfold(&r, unfold(&s, err));
+    MOVER("MPI_Sendrecv_c", 1, sendcount, sendtype, 1, recvcount, recvtype,
+          hmpi_self_Sendrecv(sendbuf, s.count, s.type, dest, sendtag, recvbuf, r.count, r.type,
+                             source, recvtag, comm, status));
 }
 HMPI_PMPI(Sendrecv_c)
 
@@ -152,14 +171,9 @@ int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                     int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    fold_t s, r;
-    FOLD_OR_RAISE(s, sendcount, sendtype, comm, "MPI_Isendrecv_c");
-    int err = fold(recvcount, recvtype, &r);
-    if (err)
-        return hmpi_raise_in(comm, unfold(&s, err), "MPI_Isendrecv_c");
-    err = hmpi_self_Isendrecv(sendbuf, s.count, s.type, dest, sendtag, recvbuf, r.count, r.type,
-                              source, recvtag, comm, request);
-    return unfold(&r, unfold(&s, err));
+    MOVER("MPI_Isendrecv_c", 1, sendcount, sendtype, 1, recvcount, recvtype,
+          hmpi_self_Isendrecv(sendbuf, s.count, s.type, dest, sendtag, recvbuf, r.count, r.type,
+                              source, recvtag, comm, request));
 }
 HMPI_PMPI(Isendrecv_c)
 
@@ -390,28 +404,6 @@ static int comm_rank(MPI_Comm comm)
         PMPI_Comm_rank(comm, &me);
     return me;
 }
-
-/* fold() of an argument the call reads on this rank; an unread one passes as 0. */
-static int fold_if(int read, MPI_Count count, MPI_Datatype type, fold_t *f)
-{
-    if (read)
-        return fold(count, type, f);
-    *f = (fold_t){0, type, MPI_DATATYPE_NULL};
-    return MPI_SUCCESS;
-}
-
-/* Folds (send, recv) of a data mover, then runs call; raises on comm. */
-#define MOVER(fn, sread, scount, stype, rread, rcount, rtype, call) \
-    do {                                                            \
-        fold_t s, r;                                                \
-        int err = fold_if(sread, scount, stype, &s);                \
-        if (!err && (err = fold_if(rread, rcount, rtype, &r)) != 0) \
-            unfold(&s, 0);                                          \
-        if (err)                                                    \
-            return hmpi_raise_in(comm, err, fn);                    \
-        err = (call);                                               \
-        return unfold(&r, unfold(&s, err));                         \
-    } while (0)
 
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
