@@ -441,6 +441,23 @@ enum { HMPI_COLL_STACK_INPUTS = 64 };
  * base to publish (staged - lo). The caller sized a for it (hmpi_coll_room). */
 void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_layout_t *l,
                            size_t align);
+/* The small path of the reductions, whose input fits a slot (l->span + 16 <= t->cap):
+ * copies (in, l) into h's slot and publishes its base in h->addr. Inline: it stands on
+ * the 8-byte paths. */
+static inline void hmpi_coll_stage_slot(const hmpi_coll_team_t *t, hmpi_coll_half_t *h,
+                                        const void *in, const hmpi_layout_t *l)
+{
+    hmpi_coll_area_t a = {h->data, t->cap, 0};
+    h->addr = (uintptr_t)hmpi_coll_stage_span(&a, in, l, 16);
+}
+/* The layouts a reduction needs: one element of type (*one) and count of them (*l).
+ * Returns MPI_SUCCESS or the error of the first that failed. */
+static inline int hmpi_coll_layouts(MPI_Datatype type, int count, hmpi_layout_t *one,
+                                    hmpi_layout_t *l)
+{
+    int err = hmpi_layout_get(type, 1, one);
+    return err == MPI_SUCCESS ? hmpi_layout_get(type, count, l) : err;
+}
 /* Publishes in as this member's input (half.addr): itself when its span lies in the
  * shared heap (returns 1: peers read the user's buffer), else a staged copy in the
  * scratch, after `extra` bytes kept for the caller (*extra_p gets them, 64-aligned). */

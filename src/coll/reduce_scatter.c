@@ -31,9 +31,7 @@ static int rs_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, cons
         return MPI_ERR_COUNT;
     int mine = counts ? counts[me] : block;
     hmpi_layout_t one, lin;
-    int err = hmpi_layout_get(type, 1, &one);
-    if (err == MPI_SUCCESS)
-        err = hmpi_layout_get(type, (int)total, &lin);
+    int err = hmpi_coll_layouts(type, (int)total, &one, &lin);
     if (err != MPI_SUCCESS)
         return err;
     int commute = hmpi_coll_commutative(op), inplace = sendbuf == MPI_IN_PLACE;
@@ -49,8 +47,7 @@ static int rs_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, cons
     hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
 
     if (lin.span + 16 <= t->cap) {
-        hmpi_coll_area_t a = {h->data, t->cap, 0};
-        h->addr = (uintptr_t)hmpi_coll_stage_span(&a, in, &lin, 16);
+        hmpi_coll_stage_slot(t, h, in, &lin);
         hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
         hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
         x = hmpi_coll_inputs(t, e, stack);
@@ -169,8 +166,7 @@ static int phase_reduce_scatter(hmpi_coll_op_t *op)
         if (!h)
             return 0;
         if (small) {
-            hmpi_coll_area_t a = {h->data, t->cap, 0};
-            h->addr = (uintptr_t)hmpi_coll_stage_span(&a, op->in, &op->l, 16);
+            hmpi_coll_stage_slot(t, h, op->in, &op->l);
             op->direct = 0;
         } else if (!hmpi_coll_op_expose(op, h, e, 0)) {
             return 0;
