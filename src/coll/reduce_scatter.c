@@ -87,45 +87,46 @@ static int rs_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, cons
     return err;
 }
 
-int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
-                             MPI_Op op, MPI_Comm comm)
+/* MPI_Reduce_scatter (v: recvcounts) and MPI_Reduce_scatter_block (block elements each).
+ * Inline: each entry point passes v as a constant. */
+static inline int rs_entry(const void *sendbuf, void *recvbuf, const int *counts, int block,
+                           MPI_Datatype type, MPI_Op op, MPI_Comm comm, int v)
 {
-    HMPI_ENTER("MPI_Reduce_scatter_block");
+    const char *fn = v ? "MPI_Reduce_scatter" : "MPI_Reduce_scatter_block";
+    HMPI_ENTER(fn);
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     if (s && (s->mode != HMPI_COLL_FLAT || hmpi_op_outside(op, type, 0)))
         s = NULL; /* (a pair the standard does not define: the MPI below's to say) */
-    HMPI_COLL_COUNT(reduce_scatter_block, s != NULL);
-    if (!s && hmpi_check_comm_null(comm, "MPI_Reduce_scatter_block"))
+    if (v)
+        HMPI_COLL_COUNT(reduce_scatter, s != NULL);
+    else
+        HMPI_COLL_COUNT(reduce_scatter_block, s != NULL);
+    if (!s && hmpi_check_comm_null(comm, fn))
         return MPI_ERR_COMM;
     if (!s)
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
-    int err = hmpi_check_reduce(MPI_IN_PLACE, recvbuf, recvcount, type, op);
+        return v ? PMPI_Reduce_scatter(sendbuf, recvbuf, counts, type, op, comm)
+                 : PMPI_Reduce_scatter_block(sendbuf, recvbuf, block, type, op, comm);
+    /* The v form's counts are checked with the blocks (rs_team). */
+    int err = hmpi_check_reduce(MPI_IN_PLACE, v ? MPI_IN_PLACE : recvbuf, block, type, op);
+    if (err == MPI_SUCCESS && v && !counts)
+        err = hmpi_err_what(MPI_ERR_ARG, "recvcounts is NULL");
     if (err == MPI_SUCCESS)
-        err = rs_team(&s->team, sendbuf, recvbuf, NULL, recvcount, type, op);
-    return hmpi_raise_in(comm, err, "MPI_Reduce_scatter_block");
+        err = rs_team(&s->team, sendbuf, recvbuf, counts, block, type, op);
+    return hmpi_raise_in(comm, err, fn);
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
+                             MPI_Op op, MPI_Comm comm)
+{
+    return rs_entry(sendbuf, recvbuf, NULL, recvcount, type, op, comm, 0);
 }
 HMPI_PMPI(Reduce_scatter_block)
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
-    HMPI_ENTER("MPI_Reduce_scatter");
-    hmpi_comm_t *c;
-    hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
-    if (s && (s->mode != HMPI_COLL_FLAT || hmpi_op_outside(op, type, 0)))
-        s = NULL; /* (a pair the standard does not define: the MPI below's to say) */
-    HMPI_COLL_COUNT(reduce_scatter, s != NULL);
-    if (!s && hmpi_check_comm_null(comm, "MPI_Reduce_scatter"))
-        return MPI_ERR_COMM;
-    if (!s)
-        return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
-    int err = hmpi_check_reduce(MPI_IN_PLACE, MPI_IN_PLACE, 0, type, op);
-    if (err == MPI_SUCCESS && !recvcounts)
-        err = hmpi_err_what(MPI_ERR_ARG, "recvcounts is NULL");
-    if (err == MPI_SUCCESS)
-        err = rs_team(&s->team, sendbuf, recvbuf, recvcounts, 0, type, op);
-    return hmpi_raise_in(comm, err, "MPI_Reduce_scatter");
+    return rs_entry(sendbuf, recvbuf, recvcounts, 0, type, op, comm, 1);
 }
 HMPI_PMPI(Reduce_scatter)
 
