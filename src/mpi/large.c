@@ -147,45 +147,34 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int ta
 }
 HMPI_PMPI(Recv_c)
 
-int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                   int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                   int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    MOVER("MPI_Sendrecv_c", 1, sendcount, sendtype, 1, recvcount, recvtype,
-          hmpi_self_Sendrecv(sendbuf, s.count, s.type, dest, sendtag, recvbuf, r.count, r.type,
-                             source, recvtag, comm, status));
-}
-HMPI_PMPI(Sendrecv_c)
+/* The send-receive family, blocking (Out: MPI_Status, out: status) and nonblocking
+ * (MPI_Request, request). */
+#define LARGE_SENDRECV(name, Out, out)                                                            \
+    int MPI_##name##_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, \
+                       int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,    \
+                       int source, int recvtag, MPI_Comm comm, Out *out)                          \
+    {                                                                                             \
+        MOVER("MPI_" #name "_c", 1, sendcount, sendtype, 1, recvcount, recvtype,                  \
+              hmpi_self_##name(sendbuf, s.count, s.type, dest, sendtag, recvbuf, r.count, r.type, \
+                               source, recvtag, comm, out));                                      \
+    }                                                                                             \
+    HMPI_PMPI(name##_c)
 
-int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    fold_t f;
-    FOLD_OR_RAISE(f, count, type, comm, "MPI_Sendrecv_replace_c");
-    return unfold(&f, hmpi_self_Sendrecv_replace(buf, f.count, f.type, dest, sendtag, source,
-                                                 recvtag, comm, status));
-}
-HMPI_PMPI(Sendrecv_replace_c)
+#define LARGE_SENDRECV_REPLACE(name, Out, out)                                                   \
+    int MPI_##name##_c(void *buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,     \
+                       int source, int recvtag, MPI_Comm comm, Out *out)                         \
+    {                                                                                            \
+        fold_t f;                                                                                \
+        FOLD_OR_RAISE(f, count, type, comm, "MPI_" #name "_c");                                  \
+        return unfold(&f, hmpi_self_##name(buf, f.count, f.type, dest, sendtag, source, recvtag, \
+                                           comm, out));                                          \
+    }                                                                                            \
+    HMPI_PMPI(name##_c)
 
-int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                    int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    MOVER("MPI_Isendrecv_c", 1, sendcount, sendtype, 1, recvcount, recvtype,
-          hmpi_self_Isendrecv(sendbuf, s.count, s.type, dest, sendtag, recvbuf, r.count, r.type,
-                              source, recvtag, comm, request));
-}
-HMPI_PMPI(Isendrecv_c)
-
-int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
-                            int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    fold_t f;
-    FOLD_OR_RAISE(f, count, type, comm, "MPI_Isendrecv_replace_c");
-    return unfold(&f, hmpi_self_Isendrecv_replace(buf, f.count, f.type, dest, sendtag, source,
-                                                  recvtag, comm, request));
-}
-HMPI_PMPI(Isendrecv_replace_c)
+LARGE_SENDRECV(Sendrecv, MPI_Status, status)
+LARGE_SENDRECV(Isendrecv, MPI_Request, request)
+LARGE_SENDRECV_REPLACE(Sendrecv_replace, MPI_Status, status)
+LARGE_SENDRECV_REPLACE(Isendrecv_replace, MPI_Request, request)
 
 /* Matched receives: an error of the count goes to MPI_COMM_WORLD's handler (the message's
  * communicator is known only to the int call). */
