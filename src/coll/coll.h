@@ -262,6 +262,18 @@ static inline hmpi_coll_half_t *hmpi_coll_claim(hmpi_coll_team_t *t, uint64_t e)
     return (hmpi_coll_half_t *)hmpi_epoch_claim(&t->ep, e, HMPI_WAIT_COLL);
 }
 
+/* The start of a blocking reduction: begins its epoch (*e_p); an empty one is done at once
+ * (DONE published, NULL); else this rank's half of the epoch (hmpi_coll_claim). */
+static inline hmpi_coll_half_t *hmpi_coll_open(hmpi_coll_team_t *t, int empty, uint64_t *e_p)
+{
+    uint64_t e = *e_p = hmpi_coll_begin(t);
+    if (empty) {
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return NULL;
+    }
+    return hmpi_coll_claim(t, e);
+}
+
 /* ---- the ring ------------------------------------------------------------------------
  *
  * Every slot ends in HMPI_COLL_RING entries, one per epoch modulo the ring, for data
@@ -465,6 +477,18 @@ int hmpi_coll_expose_input(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h,
                            const hmpi_layout_t *l, size_t extra, void **extra_p);
 /* The inputs of every member for epoch e (stack holds HMPI_COLL_STACK_INPUTS). */
 const void **hmpi_coll_inputs(hmpi_coll_team_t *t, uint64_t e, const void **stack);
+/* The small path's exchange of every member's input (a blocking reduction whose input
+ * fits a slot): stages in (hmpi_coll_stage_slot), publishes ARRIVED, waits for every
+ * member's and returns the inputs (free them with hmpi_coll_inputs_free). */
+static inline const void **hmpi_coll_small_inputs(hmpi_coll_team_t *t, uint64_t e,
+                                                  hmpi_coll_half_t *h, const void *in,
+                                                  const hmpi_layout_t *l, const void **stack)
+{
+    hmpi_coll_stage_slot(t, h, in, l);
+    hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+    hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
+    return hmpi_coll_inputs(t, e, stack);
+}
 void hmpi_coll_inputs_free(const void **x, const void **stack);
 /* Slice of member i of n: elements [*first_p, *first_p + *m_p) of count. */
 void hmpi_coll_slice(int count, int n, int i, MPI_Aint extent, MPI_Aint *first_p, int *m_p);

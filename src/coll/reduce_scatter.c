@@ -38,19 +38,14 @@ static int rs_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, cons
     const void *in = inplace ? recvbuf : sendbuf;
     /* our block's result goes to recvbuf[0..mine): its base, in input element numbers */
     void *dst = hmpi_coll_at(recvbuf, -(MPI_Aint)displ * one.extent);
-    uint64_t e = hmpi_coll_begin(t);
-    if (total == 0) {
-        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    uint64_t e;
+    hmpi_coll_half_t *h = hmpi_coll_open(t, total == 0, &e);
+    if (!h)
         return MPI_SUCCESS;
-    }
     const void *stack[HMPI_COLL_STACK_INPUTS], **x;
-    hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
 
     if (lin.span + 16 <= t->cap) {
-        hmpi_coll_stage_slot(t, h, in, &lin);
-        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
-        hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
-        x = hmpi_coll_inputs(t, e, stack);
+        x = hmpi_coll_small_inputs(t, e, h, in, &lin, stack);
         if (mine > 0)
             err = hmpi_coll_reduce_slice(dst, x, n, -1, displ, mine, type, op, &one, commute);
         hmpi_coll_inputs_free(x, stack);
@@ -159,13 +154,10 @@ static int phase_reduce_scatter(hmpi_coll_op_t *op)
     void *dst = hmpi_coll_at(op->recvbuf, -op->first * op->one.extent);
     switch (op->step) {
     case 0: {
-        if (op->l.size == 0) {
-            hmpi_coll_publish(t, e, HMPI_COLL_DONE);
-            return 1;
-        }
-        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        int ret;
+        hmpi_coll_half_t *h = hmpi_coll_op_open(t, e, op->l.size == 0, &ret);
         if (!h)
-            return 0;
+            return ret;
         if (small) {
             hmpi_coll_stage_slot(t, h, op->in, &op->l);
             op->direct = 0;

@@ -20,12 +20,10 @@ static int scan_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, in
     int last = exclusive ? me - 1 : me; /* fold inputs 0..last */
     int commute = hmpi_coll_commutative(op);
     const void *in = inplace ? recvbuf : sendbuf;
-    uint64_t e = hmpi_coll_begin(t);
-    if (count == 0) {
-        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    uint64_t e;
+    hmpi_coll_half_t *h = hmpi_coll_open(t, count == 0, &e);
+    if (!h)
         return MPI_SUCCESS;
-    }
-    hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
     int direct = 0;
     if (l.span + 16 <= t->cap) {
         hmpi_coll_stage_slot(t, h, in, &l);
@@ -106,13 +104,10 @@ static int phase_scan(hmpi_coll_op_t *op)
     int me = t->ep.me, n = t->ep.n;
     switch (op->step) {
     case 0: {
-        if (op->count == 0) {
-            hmpi_coll_publish(t, e, HMPI_COLL_DONE);
-            return 1;
-        }
-        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        int ret;
+        hmpi_coll_half_t *h = hmpi_coll_op_open(t, e, op->count == 0, &ret);
         if (!h)
-            return 0;
+            return ret;
         op->direct = 0;
         if (op->l.span + 16 <= t->cap) {
             hmpi_coll_stage_slot(t, h, op->in, &op->l);
