@@ -659,7 +659,7 @@ int hmpi_coll_phase_gather(hmpi_coll_op_t *op)
         if (hi->aux == PUSHED)
             continue;
         int err = block_put(&rb, i, (const void *)(uintptr_t)hi->addr, hi->bytes);
-        op->err = op->err != MPI_SUCCESS ? op->err : err;
+        hmpi_coll_op_note(op, err);
     }
     hmpi_coll_seen(t, e);
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
@@ -690,7 +690,7 @@ int hmpi_coll_phase_scatter(hmpi_coll_op_t *op)
             return 0;
         hmpi_coll_publish(t, e, any_direct ? HMPI_COLL_ARRIVED : HMPI_COLL_DONE);
         int err = scatter_own(&sb, me, op->recvbuf, op->count, op->type);
-        op->err = op->err != MPI_SUCCESS ? op->err : err;
+        hmpi_coll_op_note(op, err);
         if (!any_direct)
             return 1;
         op->step = 1; /* the members read our sendbuf in place */
@@ -730,7 +730,7 @@ int hmpi_coll_phase_allgather(hmpi_coll_op_t *op)
                 return 0;
             const hmpi_coll_half_t *hj = hmpi_coll_half(t, j, e);
             int err = block_put(&rb, j, (const void *)(uintptr_t)hj->addr, hj->bytes);
-            op->err = op->err != MPI_SUCCESS ? op->err : err;
+            hmpi_coll_op_note(op, err);
         }
         hmpi_coll_seen(t, e);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
@@ -740,7 +740,7 @@ int hmpi_coll_phase_allgather(hmpi_coll_op_t *op)
             if (err == MPI_SUCCESS)
                 err = hmpi_coll_move(block_buf(&rb, me), block_count(&rb, me), rb.type, &rl,
                                      op->sendbuf, op->scount, op->stype, &op->sl);
-            op->err = op->err != MPI_SUCCESS ? op->err : err;
+            hmpi_coll_op_note(op, err);
         }
         if (!op->direct)
             return 1;

@@ -168,6 +168,13 @@ void hmpi_coll_nbc_init(void);
 
 /* ---- steps' side --------------------------------------------------------------------------- */
 
+/* Keeps op's first error: err counts only while op->err is MPI_SUCCESS. */
+static inline void hmpi_coll_op_note(hmpi_coll_op_t *op, int err)
+{
+    if (op->err == MPI_SUCCESS)
+        op->err = err;
+}
+
 /* Begins op's phase epoch once (step 0 of a team phase). */
 static inline uint64_t hmpi_coll_op_epoch(hmpi_coll_op_t *op)
 {
