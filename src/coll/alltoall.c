@@ -297,7 +297,7 @@ static int phase_alltoall(hmpi_coll_op_t *op)
             side_layout(&rv, i, &rl);
             int err = hmpi_coll_unpack(side_buf(&rv, i), side_count(&rv, i), side_type(&rv, i), &rl,
                                        (const void *)(uintptr_t)b.addr, b.bytes);
-            op->err = op->err != MPI_SUCCESS ? op->err : err;
+            hmpi_coll_op_note(op, err);
         }
         hmpi_coll_seen(t, e);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
@@ -308,7 +308,7 @@ static int phase_alltoall(hmpi_coll_op_t *op)
             int err =
                 hmpi_coll_move(side_buf(&rv, me), side_count(&rv, me), side_type(&rv, me), &rl,
                                side_buf(&sd, me), side_count(&sd, me), side_type(&sd, me), &sl);
-            op->err = op->err != MPI_SUCCESS ? op->err : err;
+            hmpi_coll_op_note(op, err);
         }
         if (!op->direct)
             return 1;

@@ -262,6 +262,18 @@ static inline hmpi_coll_half_t *hmpi_coll_claim(hmpi_coll_team_t *t, uint64_t e)
     return (hmpi_coll_half_t *)hmpi_epoch_claim(&t->ep, e, HMPI_WAIT_COLL);
 }
 
+/* The start of a blocking reduction: begins its epoch (*e_p); an empty one is done at once
+ * (DONE published, NULL); else this rank's half of the epoch (hmpi_coll_claim). */
+static inline hmpi_coll_half_t *hmpi_coll_open(hmpi_coll_team_t *t, int empty, uint64_t *e_p)
+{
+    uint64_t e = *e_p = hmpi_coll_begin(t);
+    if (empty) {
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return NULL;
+    }
+    return hmpi_coll_claim(t, e);
+}
+
 /* ---- the ring ------------------------------------------------------------------------
  *
  * Every slot ends in HMPI_COLL_RING entries, one per epoch modulo the ring, for data
@@ -441,6 +453,23 @@ enum { HMPI_COLL_STACK_INPUTS = 64 };
  * base to publish (staged - lo). The caller sized a for it (hmpi_coll_room). */
 void *hmpi_coll_stage_span(hmpi_coll_area_t *a, const void *in, const hmpi_layout_t *l,
                            size_t align);
+/* The small path of the reductions, whose input fits a slot (l->span + 16 <= t->cap):
+ * copies (in, l) into h's slot and publishes its base in h->addr. Inline: it stands on
+ * the 8-byte paths. */
+static inline void hmpi_coll_stage_slot(const hmpi_coll_team_t *t, hmpi_coll_half_t *h,
+                                        const void *in, const hmpi_layout_t *l)
+{
+    hmpi_coll_area_t a = {h->data, t->cap, 0};
+    h->addr = (uintptr_t)hmpi_coll_stage_span(&a, in, l, 16);
+}
+/* The layouts a reduction needs: one element of type (*one) and count of them (*l).
+ * Returns MPI_SUCCESS or the error of the first that failed. */
+static inline int hmpi_coll_layouts(MPI_Datatype type, int count, hmpi_layout_t *one,
+                                    hmpi_layout_t *l)
+{
+    int err = hmpi_layout_get(type, 1, one);
+    return err == MPI_SUCCESS ? hmpi_layout_get(type, count, l) : err;
+}
 /* Publishes in as this member's input (half.addr): itself when its span lies in the
  * shared heap (returns 1: peers read the user's buffer), else a staged copy in the
  * scratch, after `extra` bytes kept for the caller (*extra_p gets them, 64-aligned). */
@@ -448,6 +477,18 @@ int hmpi_coll_expose_input(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_half_t *h,
                            const hmpi_layout_t *l, size_t extra, void **extra_p);
 /* The inputs of every member for epoch e (stack holds HMPI_COLL_STACK_INPUTS). */
 const void **hmpi_coll_inputs(hmpi_coll_team_t *t, uint64_t e, const void **stack);
+/* The small path's exchange of every member's input (a blocking reduction whose input
+ * fits a slot): stages in (hmpi_coll_stage_slot), publishes ARRIVED, waits for every
+ * member's and returns the inputs (free them with hmpi_coll_inputs_free). */
+static inline const void **hmpi_coll_small_inputs(hmpi_coll_team_t *t, uint64_t e,
+                                                  hmpi_coll_half_t *h, const void *in,
+                                                  const hmpi_layout_t *l, const void **stack)
+{
+    hmpi_coll_stage_slot(t, h, in, l);
+    hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+    hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
+    return hmpi_coll_inputs(t, e, stack);
+}
 void hmpi_coll_inputs_free(const void **x, const void **stack);
 /* Slice of member i of n: elements [*first_p, *first_p + *m_p) of count. */
 void hmpi_coll_slice(int count, int n, int i, MPI_Aint extent, MPI_Aint *first_p, int *m_p);

@@ -210,6 +210,29 @@ static int check_side(int significant, int v, const void *buf, int count, MPI_Da
     return hmpi_check_buf(buf, count, type, side);
 }
 
+/* The calls of the three families, blocking, nonblocking and persistent. */
+typedef enum { NB_GATHER, NB_SCATTER, NB_ALLGATHER } nb_kind_t;
+
+/* The checks every call of kind makes on an accelerated communicator c: the root (not in
+ * an allgather), then each side where it is significant: the send side everywhere but at
+ * a scatter's non-roots (a vector of counts in MPI_Scatterv), the receive side everywhere
+ * but at a gather's non-roots (a vector in MPI_Gatherv and MPI_Allgatherv). Inline: the
+ * entry points pass kind as a constant. */
+static inline int check_sides(nb_kind_t kind, int v, const hmpi_comm_t *c, int root,
+                              const void *sendbuf, int scount, MPI_Datatype stype,
+                              const void *recvbuf, int rcount, MPI_Datatype rtype)
+{
+    int me_root = kind != NB_ALLGATHER && c->rank == root;
+    int err = kind != NB_ALLGATHER ? hmpi_check_root(root, c->size) : MPI_SUCCESS;
+    if (!err)
+        err = check_side(kind != NB_SCATTER || me_root, kind == NB_SCATTER && v, sendbuf, scount,
+                         stype, HMPI_SIDE_SEND);
+    if (!err)
+        err = check_side(kind != NB_GATHER || me_root, kind != NB_SCATTER && v, recvbuf, rcount,
+                         rtype, HMPI_SIDE_RECV);
+    return err;
+}
+
 static int gather_entry(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
                         const int *rcounts, const int *displs, int rcount, MPI_Datatype rtype,
                         int root, MPI_Comm comm, int v)
@@ -220,11 +243,7 @@ static int gather_entry(const void *sendbuf, int scount, MPI_Datatype stype, voi
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     int err;
     if (s) {
-        err = hmpi_check_root(root, c->size);
-        if (!err)
-            err = check_side(1, 0, sendbuf, scount, stype, HMPI_SIDE_SEND);
-        if (!err)
-            err = check_side(c->rank == root, v, recvbuf, rcount, rtype, HMPI_SIDE_RECV);
+        err = check_sides(NB_GATHER, v, c, root, sendbuf, scount, stype, recvbuf, rcount, rtype);
         if (err)
             return hmpi_raise_in(comm, err, fn);
     } else if (hmpi_check_comm_null(comm, fn)) {
@@ -396,11 +415,7 @@ static int scatter_entry(const void *sendbuf, const int *scounts, const int *dis
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     int err;
     if (s) {
-        err = hmpi_check_root(root, c->size);
-        if (!err)
-            err = check_side(c->rank == root, v, sendbuf, scount, stype, HMPI_SIDE_SEND);
-        if (!err)
-            err = check_side(1, 0, recvbuf, rcount, rtype, HMPI_SIDE_RECV);
+        err = check_sides(NB_SCATTER, v, c, root, sendbuf, scount, stype, recvbuf, rcount, rtype);
         if (err)
             return hmpi_raise_in(comm, err, fn);
     } else if (hmpi_check_comm_null(comm, fn)) {
@@ -498,9 +513,7 @@ static int allgather_entry(const void *sendbuf, int scount, MPI_Datatype stype, 
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     int err;
     if (s) {
-        err = check_side(1, 0, sendbuf, scount, stype, HMPI_SIDE_SEND);
-        if (!err)
-            err = check_side(1, v, recvbuf, rcount, rtype, HMPI_SIDE_RECV);
+        err = check_sides(NB_ALLGATHER, v, c, 0, sendbuf, scount, stype, recvbuf, rcount, rtype);
         if (err)
             return hmpi_raise_in(comm, err, fn);
     } else if (hmpi_check_comm_null(comm, fn)) {
@@ -646,7 +659,7 @@ int hmpi_coll_phase_gather(hmpi_coll_op_t *op)
         if (hi->aux == PUSHED)
             continue;
         int err = block_put(&rb, i, (const void *)(uintptr_t)hi->addr, hi->bytes);
-        op->err = op->err != MPI_SUCCESS ? op->err : err;
+        hmpi_coll_op_note(op, err);
     }
     hmpi_coll_seen(t, e);
     hmpi_coll_publish(t, e, HMPI_COLL_DONE);
@@ -677,7 +690,7 @@ int hmpi_coll_phase_scatter(hmpi_coll_op_t *op)
             return 0;
         hmpi_coll_publish(t, e, any_direct ? HMPI_COLL_ARRIVED : HMPI_COLL_DONE);
         int err = scatter_own(&sb, me, op->recvbuf, op->count, op->type);
-        op->err = op->err != MPI_SUCCESS ? op->err : err;
+        hmpi_coll_op_note(op, err);
         if (!any_direct)
             return 1;
         op->step = 1; /* the members read our sendbuf in place */
@@ -717,7 +730,7 @@ int hmpi_coll_phase_allgather(hmpi_coll_op_t *op)
                 return 0;
             const hmpi_coll_half_t *hj = hmpi_coll_half(t, j, e);
             int err = block_put(&rb, j, (const void *)(uintptr_t)hj->addr, hj->bytes);
-            op->err = op->err != MPI_SUCCESS ? op->err : err;
+            hmpi_coll_op_note(op, err);
         }
         hmpi_coll_seen(t, e);
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
@@ -727,7 +740,7 @@ int hmpi_coll_phase_allgather(hmpi_coll_op_t *op)
             if (err == MPI_SUCCESS)
                 err = hmpi_coll_move(block_buf(&rb, me), block_count(&rb, me), rb.type, &rl,
                                      op->sendbuf, op->scount, op->stype, &op->sl);
-            op->err = op->err != MPI_SUCCESS ? op->err : err;
+            hmpi_coll_op_note(op, err);
         }
         if (!op->direct)
             return 1;
@@ -769,9 +782,6 @@ static int below_iallgatherv(hmpi_coll_op_t *op, MPI_Request *req)
     return PMPI_Iallgatherv(op->sendbuf, op->scount, op->stype, op->recvbuf, op->rcounts,
                             op->rdispls, op->type, op->c->handle, req);
 }
-
-/* The calls of the three families, as their entry points name them. */
-typedef enum { NB_GATHER, NB_SCATTER, NB_ALLGATHER } nb_kind_t;
 
 /* The whole call to the MPI below (comm not accelerated here, or a v form across nodes,
  * as the blocking forms decide; the same on every member). */
@@ -835,14 +845,8 @@ static int nb_start(nb_kind_t kind, int v, const void *sendbuf, const int *scoun
     int err = MPI_SUCCESS, rooted = kind != NB_ALLGATHER, below = 0;
     int me_root = s && rooted && c->rank == root;
     if (s) {
-        err = rooted ? hmpi_check_root(root, c->size) : MPI_SUCCESS;
-        /* the sides as the blocking calls check them */
-        if (!err)
-            err = check_side(kind != NB_SCATTER || me_root, kind == NB_SCATTER && v, sendbuf,
-                             scount, stype, HMPI_SIDE_SEND);
-        if (!err)
-            err = check_side(kind != NB_GATHER || me_root, kind != NB_SCATTER && v, recvbuf, rcount,
-                             rtype, HMPI_SIDE_RECV);
+        /* the root and the sides as the blocking calls check them */
+        err = check_sides(kind, v, c, root, sendbuf, scount, stype, recvbuf, rcount, rtype);
         if (!err && !request)
             err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
         /* the v forms' arrays where they are significant */

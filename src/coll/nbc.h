@@ -168,6 +168,13 @@ void hmpi_coll_nbc_init(void);
 
 /* ---- steps' side --------------------------------------------------------------------------- */
 
+/* Keeps op's first error: err counts only while op->err is MPI_SUCCESS. */
+static inline void hmpi_coll_op_note(hmpi_coll_op_t *op, int err)
+{
+    if (op->err == MPI_SUCCESS)
+        op->err = err;
+}
+
 /* Begins op's phase epoch once (step 0 of a team phase). */
 static inline uint64_t hmpi_coll_op_epoch(hmpi_coll_op_t *op)
 {
@@ -179,6 +186,19 @@ static inline uint64_t hmpi_coll_op_epoch(hmpi_coll_op_t *op)
 /* The half of this member for epoch e once nobody reads it for e-2 any more; NULL while
  * someone still does (hmpi_coll_claim without its wait). */
 hmpi_coll_half_t *hmpi_coll_try_claim(hmpi_coll_team_t *t, uint64_t e);
+/* Step 0 of a reduction's phase: an empty one is done at once (DONE published, NULL
+ * with *ret_p = 1); else this member's half for epoch e, or NULL while it is still read
+ * (*ret_p = 0: the step tries again). The caller returns *ret_p on NULL. */
+static inline hmpi_coll_half_t *hmpi_coll_op_open(hmpi_coll_team_t *t, uint64_t e, int empty,
+                                                  int *ret_p)
+{
+    *ret_p = empty;
+    if (empty) {
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return NULL;
+    }
+    return hmpi_coll_try_claim(t, e);
+}
 /* The scratch with room for len bytes for epoch e, or NULL while its last epoch's
  * readers are not all gone (hmpi_coll_scratch without its wait). */
 void *hmpi_coll_try_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len);

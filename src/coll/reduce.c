@@ -124,9 +124,7 @@ int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
                           MPI_Datatype type, MPI_Op op, int root)
 {
     hmpi_layout_t one, l;
-    int err = hmpi_layout_get(type, 1, &one);
-    if (err == MPI_SUCCESS)
-        err = hmpi_layout_get(type, count, &l);
+    int err = hmpi_coll_layouts(type, count, &one, &l);
     if (err != MPI_SUCCESS)
         return err;
     HMPI_ASSERT_INTERNAL(root >= 0 && root < t->ep.n);
@@ -145,8 +143,7 @@ int hmpi_coll_team_reduce(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
     if (l.span + 16 <= t->cap) {
         /* Small: everybody copies its input into its slot; the root folds them. */
         if (me != root) {
-            hmpi_coll_area_t a = {h->data, t->cap, 0};
-            h->addr = (uintptr_t)hmpi_coll_stage_span(&a, in, &l, 16);
+            hmpi_coll_stage_slot(t, h, in, &l);
             hmpi_coll_publish(t, e, HMPI_COLL_DONE);
             return MPI_SUCCESS;
         }
@@ -335,29 +332,21 @@ static int allreduce_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbu
                           MPI_Datatype type, MPI_Op op)
 {
     hmpi_layout_t one, l;
-    int err = hmpi_layout_get(type, 1, &one);
-    if (err == MPI_SUCCESS)
-        err = hmpi_layout_get(type, count, &l);
+    int err = hmpi_coll_layouts(type, count, &one, &l);
     if (err != MPI_SUCCESS)
         return err;
     int me = t->ep.me, commute = hmpi_coll_commutative(op);
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    uint64_t e = hmpi_coll_begin(t);
-    if (count == 0) {
-        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    uint64_t e;
+    hmpi_coll_half_t *h = hmpi_coll_open(t, count == 0, &e);
+    if (!h)
         return MPI_SUCCESS;
-    }
     const void *stack[HMPI_COLL_STACK_INPUTS], **x;
-    hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
 
     if (l.span + 16 <= t->cap) {
         /* Small: inputs into the slots, everybody folds all of them (same order, same
          * bits everywhere). */
-        hmpi_coll_area_t a = {h->data, t->cap, 0};
-        h->addr = (uintptr_t)hmpi_coll_stage_span(&a, in, &l, 16);
-        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
-        hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
-        x = hmpi_coll_inputs(t, e, stack);
+        x = hmpi_coll_small_inputs(t, e, h, in, &l, stack);
         err = hmpi_coll_reduce_slice(recvbuf, x, t->ep.n, -1, 0, count, type, op, &one, commute);
         hmpi_coll_inputs_free(x, stack);
         return err; /* no DONE: see allreduce_small_basic */
@@ -510,16 +499,12 @@ int hmpi_coll_phase_allreduce(hmpi_coll_op_t *op)
     int m;
     switch (op->step) {
     case 0: {
-        if (op->count == 0) {
-            hmpi_coll_publish(t, e, HMPI_COLL_DONE);
-            return 1;
-        }
-        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        int ret;
+        hmpi_coll_half_t *h = hmpi_coll_op_open(t, e, op->count == 0, &ret);
         if (!h)
-            return 0;
+            return ret;
         if (small) {
-            hmpi_coll_area_t a = {h->data, t->cap, 0};
-            h->addr = (uintptr_t)hmpi_coll_stage_span(&a, op->in, &op->l, 16);
+            hmpi_coll_stage_slot(t, h, op->in, &op->l);
         } else {
             op->res_shared =
                 hmpi_heap_is_shared_range(hmpi_coll_at(op->recvbuf, op->l.lo), op->l.span);
@@ -574,18 +559,14 @@ int hmpi_coll_phase_reduce(hmpi_coll_op_t *op)
     int me = t->ep.me, root = op->root, small = op->l.span + 16 <= t->cap;
     switch (op->step) {
     case 0: {
-        if (op->count == 0) {
-            hmpi_coll_publish(t, e, HMPI_COLL_DONE);
-            return 1;
-        }
-        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        int ret;
+        hmpi_coll_half_t *h = hmpi_coll_op_open(t, e, op->count == 0, &ret);
         if (!h)
-            return 0;
+            return ret;
         if (small) {
             /* everybody copies its input into its slot; the root folds them */
             if (me != root) {
-                hmpi_coll_area_t a = {h->data, t->cap, 0};
-                h->addr = (uintptr_t)hmpi_coll_stage_span(&a, op->in, &op->l, 16);
+                hmpi_coll_stage_slot(t, h, op->in, &op->l);
                 hmpi_coll_publish(t, e, HMPI_COLL_DONE);
                 return 1;
             }

@@ -31,29 +31,21 @@ static int rs_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, cons
         return MPI_ERR_COUNT;
     int mine = counts ? counts[me] : block;
     hmpi_layout_t one, lin;
-    int err = hmpi_layout_get(type, 1, &one);
-    if (err == MPI_SUCCESS)
-        err = hmpi_layout_get(type, (int)total, &lin);
+    int err = hmpi_coll_layouts(type, (int)total, &one, &lin);
     if (err != MPI_SUCCESS)
         return err;
     int commute = hmpi_coll_commutative(op), inplace = sendbuf == MPI_IN_PLACE;
     const void *in = inplace ? recvbuf : sendbuf;
     /* our block's result goes to recvbuf[0..mine): its base, in input element numbers */
     void *dst = hmpi_coll_at(recvbuf, -(MPI_Aint)displ * one.extent);
-    uint64_t e = hmpi_coll_begin(t);
-    if (total == 0) {
-        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    uint64_t e;
+    hmpi_coll_half_t *h = hmpi_coll_open(t, total == 0, &e);
+    if (!h)
         return MPI_SUCCESS;
-    }
     const void *stack[HMPI_COLL_STACK_INPUTS], **x;
-    hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
 
     if (lin.span + 16 <= t->cap) {
-        hmpi_coll_area_t a = {h->data, t->cap, 0};
-        h->addr = (uintptr_t)hmpi_coll_stage_span(&a, in, &lin, 16);
-        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
-        hmpi_coll_wait_all(t, e, HMPI_COLL_ARRIVED);
-        x = hmpi_coll_inputs(t, e, stack);
+        x = hmpi_coll_small_inputs(t, e, h, in, &lin, stack);
         if (mine > 0)
             err = hmpi_coll_reduce_slice(dst, x, n, -1, displ, mine, type, op, &one, commute);
         hmpi_coll_inputs_free(x, stack);
@@ -90,45 +82,46 @@ static int rs_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, cons
     return err;
 }
 
-int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
-                             MPI_Op op, MPI_Comm comm)
+/* MPI_Reduce_scatter (v: recvcounts) and MPI_Reduce_scatter_block (block elements each).
+ * Inline: each entry point passes v as a constant. */
+static inline int rs_entry(const void *sendbuf, void *recvbuf, const int *counts, int block,
+                           MPI_Datatype type, MPI_Op op, MPI_Comm comm, int v)
 {
-    HMPI_ENTER("MPI_Reduce_scatter_block");
+    const char *fn = v ? "MPI_Reduce_scatter" : "MPI_Reduce_scatter_block";
+    HMPI_ENTER(fn);
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     if (s && (s->mode != HMPI_COLL_FLAT || hmpi_op_outside(op, type, 0)))
         s = NULL; /* (a pair the standard does not define: the MPI below's to say) */
-    HMPI_COLL_COUNT(reduce_scatter_block, s != NULL);
-    if (!s && hmpi_check_comm_null(comm, "MPI_Reduce_scatter_block"))
+    if (v)
+        HMPI_COLL_COUNT(reduce_scatter, s != NULL);
+    else
+        HMPI_COLL_COUNT(reduce_scatter_block, s != NULL);
+    if (!s && hmpi_check_comm_null(comm, fn))
         return MPI_ERR_COMM;
     if (!s)
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
-    int err = hmpi_check_reduce(MPI_IN_PLACE, recvbuf, recvcount, type, op);
+        return v ? PMPI_Reduce_scatter(sendbuf, recvbuf, counts, type, op, comm)
+                 : PMPI_Reduce_scatter_block(sendbuf, recvbuf, block, type, op, comm);
+    /* The v form's counts are checked with the blocks (rs_team). */
+    int err = hmpi_check_reduce(MPI_IN_PLACE, v ? MPI_IN_PLACE : recvbuf, block, type, op);
+    if (err == MPI_SUCCESS && v && !counts)
+        err = hmpi_err_what(MPI_ERR_ARG, "recvcounts is NULL");
     if (err == MPI_SUCCESS)
-        err = rs_team(&s->team, sendbuf, recvbuf, NULL, recvcount, type, op);
-    return hmpi_raise_in(comm, err, "MPI_Reduce_scatter_block");
+        err = rs_team(&s->team, sendbuf, recvbuf, counts, block, type, op);
+    return hmpi_raise_in(comm, err, fn);
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
+                             MPI_Op op, MPI_Comm comm)
+{
+    return rs_entry(sendbuf, recvbuf, NULL, recvcount, type, op, comm, 0);
 }
 HMPI_PMPI(Reduce_scatter_block)
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
-    HMPI_ENTER("MPI_Reduce_scatter");
-    hmpi_comm_t *c;
-    hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
-    if (s && (s->mode != HMPI_COLL_FLAT || hmpi_op_outside(op, type, 0)))
-        s = NULL; /* (a pair the standard does not define: the MPI below's to say) */
-    HMPI_COLL_COUNT(reduce_scatter, s != NULL);
-    if (!s && hmpi_check_comm_null(comm, "MPI_Reduce_scatter"))
-        return MPI_ERR_COMM;
-    if (!s)
-        return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
-    int err = hmpi_check_reduce(MPI_IN_PLACE, MPI_IN_PLACE, 0, type, op);
-    if (err == MPI_SUCCESS && !recvcounts)
-        err = hmpi_err_what(MPI_ERR_ARG, "recvcounts is NULL");
-    if (err == MPI_SUCCESS)
-        err = rs_team(&s->team, sendbuf, recvbuf, recvcounts, 0, type, op);
-    return hmpi_raise_in(comm, err, "MPI_Reduce_scatter");
+    return rs_entry(sendbuf, recvbuf, recvcounts, 0, type, op, comm, 1);
 }
 HMPI_PMPI(Reduce_scatter)
 
@@ -161,16 +154,12 @@ static int phase_reduce_scatter(hmpi_coll_op_t *op)
     void *dst = hmpi_coll_at(op->recvbuf, -op->first * op->one.extent);
     switch (op->step) {
     case 0: {
-        if (op->l.size == 0) {
-            hmpi_coll_publish(t, e, HMPI_COLL_DONE);
-            return 1;
-        }
-        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        int ret;
+        hmpi_coll_half_t *h = hmpi_coll_op_open(t, e, op->l.size == 0, &ret);
         if (!h)
-            return 0;
+            return ret;
         if (small) {
-            hmpi_coll_area_t a = {h->data, t->cap, 0};
-            h->addr = (uintptr_t)hmpi_coll_stage_span(&a, op->in, &op->l, 16);
+            hmpi_coll_stage_slot(t, h, op->in, &op->l);
             op->direct = 0;
         } else if (!hmpi_coll_op_expose(op, h, e, 0)) {
             return 0;

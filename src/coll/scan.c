@@ -13,25 +13,20 @@ static int scan_team(hmpi_coll_team_t *t, const void *sendbuf, void *recvbuf, in
                      MPI_Datatype type, MPI_Op op, int exclusive)
 {
     hmpi_layout_t one, l;
-    int err = hmpi_layout_get(type, 1, &one);
-    if (err == MPI_SUCCESS)
-        err = hmpi_layout_get(type, count, &l);
+    int err = hmpi_coll_layouts(type, count, &one, &l);
     if (err != MPI_SUCCESS)
         return err;
     int me = t->ep.me, n = t->ep.n, inplace = sendbuf == MPI_IN_PLACE;
     int last = exclusive ? me - 1 : me; /* fold inputs 0..last */
     int commute = hmpi_coll_commutative(op);
     const void *in = inplace ? recvbuf : sendbuf;
-    uint64_t e = hmpi_coll_begin(t);
-    if (count == 0) {
-        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    uint64_t e;
+    hmpi_coll_half_t *h = hmpi_coll_open(t, count == 0, &e);
+    if (!h)
         return MPI_SUCCESS;
-    }
-    hmpi_coll_half_t *h = hmpi_coll_claim(t, e);
     int direct = 0;
     if (l.span + 16 <= t->cap) {
-        hmpi_coll_area_t a = {h->data, t->cap, 0};
-        h->addr = (uintptr_t)hmpi_coll_stage_span(&a, in, &l, 16);
+        hmpi_coll_stage_slot(t, h, in, &l);
     } else if (inplace) {
         hmpi_coll_area_t a = {hmpi_coll_scratch(t, e, hmpi_coll_room(l.span, 64)),
                               hmpi_coll_room(l.span, 64), 0};
@@ -109,17 +104,13 @@ static int phase_scan(hmpi_coll_op_t *op)
     int me = t->ep.me, n = t->ep.n;
     switch (op->step) {
     case 0: {
-        if (op->count == 0) {
-            hmpi_coll_publish(t, e, HMPI_COLL_DONE);
-            return 1;
-        }
-        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        int ret;
+        hmpi_coll_half_t *h = hmpi_coll_op_open(t, e, op->count == 0, &ret);
         if (!h)
-            return 0;
+            return ret;
         op->direct = 0;
         if (op->l.span + 16 <= t->cap) {
-            hmpi_coll_area_t a = {h->data, t->cap, 0};
-            h->addr = (uintptr_t)hmpi_coll_stage_span(&a, op->in, &op->l, 16);
+            hmpi_coll_stage_slot(t, h, op->in, &op->l);
         } else if (op->sendbuf == MPI_IN_PLACE) {
             /* the members above us read our input while we overwrite it: a copy */
             size_t room = hmpi_coll_room(op->l.span, 64);

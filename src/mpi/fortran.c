@@ -598,13 +598,20 @@ void mpi_buffer_detach_f08_(void **buf, MPI_Fint *size, MPI_Fint *ierr)
 
 /* ---- communicators and datatypes -------------------------------------------------------- */
 
+/* The end of a wrapper that makes a communicator c: its Fortran handle on success, then
+ * the error. */
+static void set_comm(MPI_Fint *newcomm, MPI_Comm c, int err, MPI_Fint *ierr)
+{
+    if (err == MPI_SUCCESS)
+        *newcomm = PMPI_Comm_c2f(c);
+    set_ierr(ierr, err);
+}
+
 FW fw_mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Comm_dup(COMM(comm), &c);
-    if (err == MPI_SUCCESS)
-        *newcomm = PMPI_Comm_c2f(c);
-    set_ierr(ierr, err);
+    set_comm(newcomm, c, err, ierr);
 }
 FBIND_F08(mpi_comm_dup, MPI_COMM_DUP)
 
@@ -612,9 +619,7 @@ FW fw_mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, 
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Comm_dup_with_info(COMM(comm), PMPI_Info_f2c(*info), &c);
-    if (err == MPI_SUCCESS)
-        *newcomm = PMPI_Comm_c2f(c);
-    set_ierr(ierr, err);
+    set_comm(newcomm, c, err, ierr);
 }
 FBIND_F08(mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO)
 
@@ -636,9 +641,7 @@ FW fw_mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *n
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Comm_split(COMM(comm), *color, *key, &c);
-    if (err == MPI_SUCCESS)
-        *newcomm = PMPI_Comm_c2f(c);
-    set_ierr(ierr, err);
+    set_comm(newcomm, c, err, ierr);
 }
 FBIND_F08(mpi_comm_split, MPI_COMM_SPLIT)
 
@@ -647,9 +650,7 @@ FW fw_mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *stype, MPI_Fint *key, MPI_Fi
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Comm_split_type(COMM(comm), *stype, *key, PMPI_Info_f2c(*info), &c);
-    if (err == MPI_SUCCESS)
-        *newcomm = PMPI_Comm_c2f(c);
-    set_ierr(ierr, err);
+    set_comm(newcomm, c, err, ierr);
 }
 FBIND_F08(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE)
 
@@ -657,9 +658,7 @@ FW fw_mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fi
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Comm_create(COMM(comm), PMPI_Group_f2c(*group), &c);
-    if (err == MPI_SUCCESS)
-        *newcomm = PMPI_Comm_c2f(c);
-    set_ierr(ierr, err);
+    set_comm(newcomm, c, err, ierr);
 }
 FBIND_F08(mpi_comm_create, MPI_COMM_CREATE)
 
@@ -668,9 +667,7 @@ FW fw_mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Comm_create_group(COMM(comm), PMPI_Group_f2c(*group), *tag, &c);
-    if (err == MPI_SUCCESS)
-        *newcomm = PMPI_Comm_c2f(c);
-    set_ierr(ierr, err);
+    set_comm(newcomm, c, err, ierr);
 }
 FBIND_F08(mpi_comm_create_group, MPI_COMM_CREATE_GROUP)
 
@@ -682,9 +679,7 @@ FW fw_mpi_cart_create(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint 
         p[i] = periods[i] != 0;
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Cart_create(COMM(comm), n, dims, p, *reorder != 0, &c);
-    if (err == MPI_SUCCESS)
-        *newcomm = PMPI_Comm_c2f(c);
-    set_ierr(ierr, err);
+    set_comm(newcomm, c, err, ierr);
 }
 FBIND_F08(mpi_cart_create, MPI_CART_CREATE)
 
@@ -709,9 +704,7 @@ FW fw_mpi_intercomm_merge(MPI_Fint *comm, MPI_Fint *high, MPI_Fint *newcomm, MPI
 {
     MPI_Comm c = MPI_COMM_NULL;
     int err = MPI_Intercomm_merge(COMM(comm), *high != 0, &c);
-    if (err == MPI_SUCCESS)
-        *newcomm = PMPI_Comm_c2f(c);
-    set_ierr(ierr, err);
+    set_comm(newcomm, c, err, ierr);
 }
 FBIND_F08(mpi_intercomm_merge, MPI_INTERCOMM_MERGE)
 

@@ -77,6 +77,30 @@ static int unfold(fold_t *f, int err)
             return hmpi_raise_in(comm, err_, fn); \
     } while (0)
 
+/* fold() of an argument the call reads on this rank; an unread one passes as 0. */
+static int fold_if(int read, MPI_Count count, MPI_Datatype type, fold_t *f)
+{
+    if (read)
+        return fold(count, type, f);
+    *f = (fold_t){0, type, MPI_DATATYPE_NULL};
+    return MPI_SUCCESS;
+}
+
+/* Folds (send, recv) of a call with a send and a receive side (MPI_Sendrecv, the
+ * collectives' data movers), then runs call; on an error of either fold both are undone
+ * and comm's handler is called. */
+#define MOVER(fn, sread, scount, stype, rread, rcount, rtype, call) \
+    do {                                                            \
+        fold_t s, r;                                                \
+        int err = fold_if(sread, scount, stype, &s);                \
+        if (!err && (err = fold_if(rread, rcount, rtype, &r)) != 0) \
+            unfold(&s, 0);                                          \
+        if (err)                                                    \
+            return hmpi_raise_in(comm, err, fn);                    \
+        err = (call);                                               \
+        return unfold(&r, unfold(&s, err));                         \
+    } while (0)
+
 /* The send family: (buf, count, type, dest, tag, comm). */
 #define LARGE_SEND(name)                                                                       \
     int MPI_##name##_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, \
@@ -123,55 +147,34 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int ta
 }
 HMPI_PMPI(Recv_c)
 
-int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                   int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                   int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    fold_t s, r;
-    FOLD_OR_RAISE(s, sendcount, sendtype, comm, "MPI_Sendrecv_c");
-    int err = fold(recvcount, recvtype, &r);
-    if (err)
-        return hmpi_raise_in(comm, unfold(&s, err), "MPI_Sendrecv_c");
-    err = hmpi_self_Sendrecv(sendbuf, s.count, s.type, dest, sendtag, recvbuf, r.count, r.type,
-                             source, recvtag, comm, status);
-    return unfold(&r, unfold(&s, err));
-}
-HMPI_PMPI(Sendrecv_c)
+/* The send-receive family, blocking (Out: MPI_Status, out: status) and nonblocking
+ * (MPI_Request, request). */
+#define LARGE_SENDRECV(name, Out, out)                                                            \
+    int MPI_##name##_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, \
+                       int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,    \
+                       int source, int recvtag, MPI_Comm comm, Out *out)                          \
+    {                                                                                             \
+        MOVER("MPI_" #name "_c", 1, sendcount, sendtype, 1, recvcount, recvtype,                  \
+              hmpi_self_##name(sendbuf, s.count, s.type, dest, sendtag, recvbuf, r.count, r.type, \
+                               source, recvtag, comm, out));                                      \
+    }                                                                                             \
+    HMPI_PMPI(name##_c)
 
-int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    fold_t f;
-    FOLD_OR_RAISE(f, count, type, comm, "MPI_Sendrecv_replace_c");
-    return unfold(&f, hmpi_self_Sendrecv_replace(buf, f.count, f.type, dest, sendtag, source,
-                                                 recvtag, comm, status));
-}
-HMPI_PMPI(Sendrecv_replace_c)
+#define LARGE_SENDRECV_REPLACE(name, Out, out)                                                   \
+    int MPI_##name##_c(void *buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,     \
+                       int source, int recvtag, MPI_Comm comm, Out *out)                         \
+    {                                                                                            \
+        fold_t f;                                                                                \
+        FOLD_OR_RAISE(f, count, type, comm, "MPI_" #name "_c");                                  \
+        return unfold(&f, hmpi_self_##name(buf, f.count, f.type, dest, sendtag, source, recvtag, \
+                                           comm, out));                                          \
+    }                                                                                            \
+    HMPI_PMPI(name##_c)
 
-int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                    int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    fold_t s, r;
-    FOLD_OR_RAISE(s, sendcount, sendtype, comm, "MPI_Isendrecv_c");
-    int err = fold(recvcount, recvtype, &r);
-    if (err)
-        return hmpi_raise_in(comm, unfold(&s, err), "MPI_Isendrecv_c");
-    err = hmpi_self_Isendrecv(sendbuf, s.count, s.type, dest, sendtag, recvbuf, r.count, r.type,
-                              source, recvtag, comm, request);
-    return unfold(&r, unfold(&s, err));
-}
-HMPI_PMPI(Isendrecv_c)
-
-int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
-                            int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    fold_t f;
-    FOLD_OR_RAISE(f, count, type, comm, "MPI_Isendrecv_replace_c");
-    return unfold(&f, hmpi_self_Isendrecv_replace(buf, f.count, f.type, dest, sendtag, source,
-                                                  recvtag, comm, request));
-}
-HMPI_PMPI(Isendrecv_replace_c)
+LARGE_SENDRECV(Sendrecv, MPI_Status, status)
+LARGE_SENDRECV(Isendrecv, MPI_Request, request)
+LARGE_SENDRECV_REPLACE(Sendrecv_replace, MPI_Status, status)
+LARGE_SENDRECV_REPLACE(Isendrecv_replace, MPI_Request, request)
 
 /* Matched receives: an error of the count goes to MPI_COMM_WORLD's handler (the message's
  * communicator is known only to the int call). */
@@ -390,28 +393,6 @@ static int comm_rank(MPI_Comm comm)
         PMPI_Comm_rank(comm, &me);
     return me;
 }
-
-/* fold() of an argument the call reads on this rank; an unread one passes as 0. */
-static int fold_if(int read, MPI_Count count, MPI_Datatype type, fold_t *f)
-{
-    if (read)
-        return fold(count, type, f);
-    *f = (fold_t){0, type, MPI_DATATYPE_NULL};
-    return MPI_SUCCESS;
-}
-
-/* Folds (send, recv) of a data mover, then runs call; raises on comm. */
-#define MOVER(fn, sread, scount, stype, rread, rcount, rtype, call) \
-    do {                                                            \
-        fold_t s, r;                                                \
-        int err = fold_if(sread, scount, stype, &s);                \
-        if (!err && (err = fold_if(rread, rcount, rtype, &r)) != 0) \
-            unfold(&s, 0);                                          \
-        if (err)                                                    \
-            return hmpi_raise_in(comm, err, fn);                    \
-        err = (call);                                               \
-        return unfold(&r, unfold(&s, err));                         \
-    } while (0)
 
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {

@@ -11,6 +11,7 @@
 #include "opi.h"
 #include "../common/knobs.h"
 #include "../common/log.h"
+#include "../core/check.h"
 #include "../core/errors.h"
 #include "../node/node.h"
 #include "../p2p/p2p.h"
@@ -337,4 +338,24 @@ int hmpi_opi_layout(MPI_Datatype type, int count, hmpi_layout_t *l)
     if (one.lo < 0 || one.extent < 0 || (MPI_Aint)one.span < 0)
         return hmpi_opi_code(OPI_E_TYPE);
     return MPI_SUCCESS;
+}
+
+int hmpi_opi_check_msg(void **ptr, int count, MPI_Datatype type, MPI_Comm comm,
+                       hmpi_opi_comm_t **oc_p, hmpi_layout_t *l, const char *fn)
+{
+    HMPI_ENTER(fn);
+    int err = hmpi_opi_ready();
+    if (!err)
+        err = hmpi_opi_comm_get(comm, oc_p);
+    if (!err && !ptr)
+        err = hmpi_opi_code(OPI_E_ARG_NULL);
+    if (!err && count < 0)
+        err = hmpi_err_what(MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+    if (!err && type == MPI_DATATYPE_NULL)
+        err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is MPI_DATATYPE_NULL", fn);
+    if (!err && hmpi_check_type(type, "datatype"))
+        err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is not committed", fn);
+    if (!err)
+        err = hmpi_opi_layout(type, count, l);
+    return err;
 }

@@ -7,7 +7,7 @@
  * is nothing for it to wait for, and two ranks giving to each other before taking
  * cannot deadlock. */
 #include "opi.h"
-#include "../core/check.h"
+#include "../core/errors.h"
 #include "../common/log.h"
 #include "../common/stats.h"
 #include "../shm/wait.h"
@@ -169,20 +169,7 @@ static int give(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI
     hmpi_layout_t l;
     hmpi_opi_hdr_t *h = NULL;
     const char *fn = req ? "OPI_Igive" : "OPI_Give";
-    HMPI_ENTER(fn);
-    int err = hmpi_opi_ready();
-    if (!err)
-        err = hmpi_opi_comm_get(comm, &oc);
-    if (!err && !ptr)
-        err = hmpi_opi_code(OPI_E_ARG_NULL);
-    if (!err && count < 0)
-        err = hmpi_err_what(MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
-    if (!err && type == MPI_DATATYPE_NULL)
-        err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is MPI_DATATYPE_NULL", fn);
-    if (!err && hmpi_check_type(type, "datatype"))
-        err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is not committed", fn);
-    if (!err)
-        err = hmpi_opi_layout(type, count, &l);
+    int err = hmpi_opi_check_msg(ptr, count, type, comm, &oc, &l, fn);
     if (!err && (tag < 0 || tag > hmpi_opi.tag_ub))
         err = hmpi_err_what(MPI_ERR_TAG, "%s: tag %d is outside 0..%d", fn, tag, hmpi_opi.tag_ub);
     if (!err && rank != MPI_PROC_NULL && (rank < 0 || rank >= oc->peers))

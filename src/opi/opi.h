@@ -154,6 +154,13 @@ static inline void hmpi_opi_unlock(void)
  * MPI_ERR_TYPE or OPI's code on error. */
 int hmpi_opi_layout(MPI_Datatype type, int count, hmpi_layout_t *l);
 
+/* The checks OPI_Give and OPI_Take (and their nonblocking forms) share, in this order:
+ * OPI is up, comm is enabled (*oc_p), ptr is not NULL, count is not negative, type is
+ * committed, and its layout of count elements (*l, hmpi_opi_layout). fn names the call
+ * in the messages. Returns 0 or the MPI error code of the first check that failed. */
+int hmpi_opi_check_msg(void **ptr, int count, MPI_Datatype type, MPI_Comm comm,
+                       hmpi_opi_comm_t **oc_p, hmpi_layout_t *l, const char *fn);
+
 /* Bytes from the pointer that the elements reach (0 when they hold no data). */
 static inline size_t hmpi_opi_span(const hmpi_layout_t *l)
 {

@@ -14,7 +14,7 @@
  * step (under the engine lock; it takes hmpi_opi_lock inside, never the other way round).
  * OPI take requests cannot be cancelled and must not be freed while active. */
 #include "opi.h"
-#include "../core/check.h"
+#include "../core/errors.h"
 #include "../heap/heap.h"
 #include "../node/node.h"
 
@@ -194,20 +194,7 @@ static int recv(const hmpi_opi_comm_t *oc, void *buf, int count, MPI_Datatype ty
 static int check_take(void **ptr, int count, MPI_Datatype type, int rank, int tag, MPI_Comm comm,
                       hmpi_opi_comm_t **oc_p, hmpi_layout_t *l, const char *fn)
 {
-    HMPI_ENTER(fn);
-    int err = hmpi_opi_ready();
-    if (!err)
-        err = hmpi_opi_comm_get(comm, oc_p);
-    if (!err && !ptr)
-        err = hmpi_opi_code(OPI_E_ARG_NULL);
-    if (!err && count < 0)
-        err = hmpi_err_what(MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
-    if (!err && type == MPI_DATATYPE_NULL)
-        err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is MPI_DATATYPE_NULL", fn);
-    if (!err && hmpi_check_type(type, "datatype"))
-        err = hmpi_err_what(MPI_ERR_TYPE, "%s: datatype is not committed", fn);
-    if (!err)
-        err = hmpi_opi_layout(type, count, l);
+    int err = hmpi_opi_check_msg(ptr, count, type, comm, oc_p, l, fn);
     if (!err && tag != MPI_ANY_TAG && (tag < 0 || tag > hmpi_opi.tag_ub))
         err = hmpi_err_what(MPI_ERR_TAG, "%s: tag %d is outside 0..%d and not MPI_ANY_TAG", fn, tag,
                             hmpi_opi.tag_ub);

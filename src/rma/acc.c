@@ -284,6 +284,26 @@ static int describe(const void *oaddr, int ocount, MPI_Datatype otype, void *rad
     return err;
 }
 
+/* The argument checks of MPI_Accumulate and MPI_Raccumulate. */
+static inline int check_acc(const hmpi_win_t *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                            int target, int tcount, MPI_Datatype ttype, MPI_Op op)
+{
+    int err = hmpi_check_rma(oaddr, ocount, otype, target, w->size, tcount, ttype);
+    if (!err)
+        err = hmpi_check_acc_op(op, ttype);
+    return err;
+}
+
+/* The accumulate of MPI_Accumulate and MPI_Raccumulate into a local target. */
+static inline int acc_origin(hmpi_win_t *w, int target, const void *oaddr, int ocount,
+                             MPI_Datatype otype, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                             MPI_Op op)
+{
+    hmpi_rma_buf_t o;
+    int err = describe(oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, op, &o, NULL);
+    return err == MPI_SUCCESS ? acc_local(w, target, &o, NULL, disp, tcount, ttype, op) : err;
+}
+
 /* The argument checks of MPI_Get_accumulate and MPI_Rget_accumulate (MPI_NO_OP reads
  * no origin buffer). */
 static int check_get_acc(const hmpi_win_t *w, const void *oaddr, int ocount, MPI_Datatype otype,
@@ -307,10 +327,8 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
     if (w) {
-        err = hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank, w->size,
-                             target_count, target_datatype);
-        if (!err)
-            err = hmpi_check_acc_op(op, target_datatype);
+        err = check_acc(w, origin_addr, origin_count, origin_datatype, target_rank, target_count,
+                        target_datatype, op);
         if (err)
             return hmpi_raise_win(win, err, "MPI_Accumulate");
     }
@@ -322,10 +340,8 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
     }
     if (err != MPI_SUCCESS || target_rank == MPI_PROC_NULL)
         return hmpi_raise_win(win, err, "MPI_Accumulate");
-    hmpi_rma_buf_t o;
-    if ((err = describe(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL, op,
-                        &o, NULL)) == MPI_SUCCESS)
-        err = acc_local(w, target_rank, &o, NULL, target_disp, target_count, target_datatype, op);
+    err = acc_origin(w, target_rank, origin_addr, origin_count, origin_datatype, target_disp,
+                     target_count, target_datatype, op);
     return hmpi_raise_win(win, err, "MPI_Accumulate");
 }
 HMPI_PMPI(Accumulate)
@@ -427,10 +443,8 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
     hmpi_win_t *w = hmpi_win_get(win);
     int err;
     if (w) {
-        err = hmpi_check_rma(origin_addr, origin_count, origin_datatype, target_rank, w->size,
-                             target_count, target_datatype);
-        if (!err)
-            err = hmpi_check_acc_op(op, target_datatype);
+        err = check_acc(w, origin_addr, origin_count, origin_datatype, target_rank, target_count,
+                        target_datatype, op);
         if (!err && !request)
             err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
         if (err)
@@ -442,11 +456,9 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
         return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank,
                                 target_disp, target_count, target_datatype, op, win, request);
     }
-    hmpi_rma_buf_t o;
-    if (err == MPI_SUCCESS && target_rank != MPI_PROC_NULL &&
-        (err = describe(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL, op,
-                        &o, NULL)) == MPI_SUCCESS)
-        err = acc_local(w, target_rank, &o, NULL, target_disp, target_count, target_datatype, op);
+    if (err == MPI_SUCCESS && target_rank != MPI_PROC_NULL)
+        err = acc_origin(w, target_rank, origin_addr, origin_count, origin_datatype, target_disp,
+                         target_count, target_datatype, op);
     if (err == MPI_SUCCESS)
         err = done_request(request);
     return hmpi_raise_win(win, err, "MPI_Raccumulate");

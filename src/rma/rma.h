@@ -144,6 +144,13 @@ void hmpi_rma_discard(hmpi_win_t *w);
  * below do it all instead (Open MPI 4.1 has no MPI_Win_create on MPI_COMM_SELF). */
 int hmpi_rma_below_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                           MPI_Win *win);
+/* The end of MPI_Win_allocate(_shared) for a state w made by hmpi_rma_setup (or NULL, when
+ * some member's heap could not serve the window): the below's window over mine, this
+ * rank's part of own (a heap block, or NULL). Returns 1 with the below's window in *win
+ * and own kept as w's to free; else 0 with w discarded and own freed, for the caller to
+ * let the below allocate it all. */
+int hmpi_rma_below_own(hmpi_win_t *w, void *mine, void *own, MPI_Aint size, int disp_unit,
+                       MPI_Info info, MPI_Comm comm, MPI_Win *win);
 
 /* The one place an RMA error is raised: through the window's error handler. */
 static inline int hmpi_win_raise(MPI_Win win, int code)

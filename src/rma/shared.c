@@ -83,16 +83,8 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
         mine = ok ? (char *)(uintptr_t)base + offset : NULL;
     }
     hmpi_win_t *w = hmpi_rma_setup(c, comm, mine, size, disp_unit, ok, MPI_WIN_FLAVOR_SHARED);
-    if (!w) { /* the heap could not serve some member: the below allocates */
-        hmpi_heap_free(own);
+    if (!hmpi_rma_below_own(w, mine, own, size, disp_unit, info, comm, win))
         return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
-    }
-    if (hmpi_rma_below_create(mine, size, disp_unit, info, comm, win) != MPI_SUCCESS) {
-        hmpi_rma_discard(w);
-        hmpi_heap_free(own);
-        return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
-    }
-    w->own_mem = own;
     w->noncontig = noncontig;
     *(void **)baseptr = size == 0 ? empty_base(mine, noncontig) : mine;
     return hmpi_rma_install(w, *win);

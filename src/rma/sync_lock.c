@@ -163,59 +163,40 @@ static int check_passive(const hmpi_win_t *w, int rank, int all)
     return rank == MPI_PROC_NULL ? MPI_SUCCESS : hmpi_rma_check_access(w, rank, 1);
 }
 
-int MPI_Win_flush(int rank, MPI_Win win)
+/* The four flushes: rank's operations or (all) every target's, complete at the target or
+ * (local) at the origin only, where a direct operation's origin buffer is free when it
+ * returns (no fence needed). Each entry point passes constants, so this folds away. */
+static inline int flush(int rank, MPI_Win win, int all, int local, const char *fn)
 {
-    HMPI_ENTER("MPI_Win_flush");
+    HMPI_ENTER(fn);
     hmpi_win_t *w = hmpi_win_get(win);
-    if (!w)
-        return PMPI_Win_flush(rank, win);
-    int err = check_passive(w, rank, 0);
-    if (err != MPI_SUCCESS)
-        return hmpi_raise_win(win, err, "MPI_Win_flush");
-    atomic_thread_fence(memory_order_seq_cst);
-    return w->mixed && rank != MPI_PROC_NULL ? PMPI_Win_flush(rank, win) : MPI_SUCCESS;
+    if (w) {
+        int err = check_passive(w, rank, all);
+        if (err != MPI_SUCCESS)
+            return hmpi_raise_win(win, err, fn);
+        if (!local)
+            atomic_thread_fence(memory_order_seq_cst);
+        if (!w->mixed || (!all && rank == MPI_PROC_NULL))
+            return MPI_SUCCESS;
+    }
+    if (all)
+        return local ? PMPI_Win_flush_local_all(win) : PMPI_Win_flush_all(win);
+    return local ? PMPI_Win_flush_local(rank, win) : PMPI_Win_flush(rank, win);
 }
+
+int MPI_Win_flush(int rank, MPI_Win win) { return flush(rank, win, 0, 0, "MPI_Win_flush"); }
 HMPI_PMPI(Win_flush)
 
-int MPI_Win_flush_all(MPI_Win win)
-{
-    HMPI_ENTER("MPI_Win_flush_all");
-    hmpi_win_t *w = hmpi_win_get(win);
-    if (!w)
-        return PMPI_Win_flush_all(win);
-    int err = check_passive(w, 0, 1);
-    if (err != MPI_SUCCESS)
-        return hmpi_raise_win(win, err, "MPI_Win_flush_all");
-    atomic_thread_fence(memory_order_seq_cst);
-    return w->mixed ? PMPI_Win_flush_all(win) : MPI_SUCCESS;
-}
+int MPI_Win_flush_all(MPI_Win win) { return flush(0, win, 1, 0, "MPI_Win_flush_all"); }
 HMPI_PMPI(Win_flush_all)
 
-/* Local completion: a direct operation's origin buffer is free when it returns. */
 int MPI_Win_flush_local(int rank, MPI_Win win)
 {
-    HMPI_ENTER("MPI_Win_flush_local");
-    hmpi_win_t *w = hmpi_win_get(win);
-    if (!w)
-        return PMPI_Win_flush_local(rank, win);
-    int err = check_passive(w, rank, 0);
-    if (err != MPI_SUCCESS)
-        return hmpi_raise_win(win, err, "MPI_Win_flush_local");
-    return w->mixed && rank != MPI_PROC_NULL ? PMPI_Win_flush_local(rank, win) : MPI_SUCCESS;
+    return flush(rank, win, 0, 1, "MPI_Win_flush_local");
 }
 HMPI_PMPI(Win_flush_local)
 
-int MPI_Win_flush_local_all(MPI_Win win)
-{
-    HMPI_ENTER("MPI_Win_flush_local_all");
-    hmpi_win_t *w = hmpi_win_get(win);
-    if (!w)
-        return PMPI_Win_flush_local_all(win);
-    int err = check_passive(w, 0, 1);
-    if (err != MPI_SUCCESS)
-        return hmpi_raise_win(win, err, "MPI_Win_flush_local_all");
-    return w->mixed ? PMPI_Win_flush_local_all(win) : MPI_SUCCESS;
-}
+int MPI_Win_flush_local_all(MPI_Win win) { return flush(0, win, 1, 1, "MPI_Win_flush_local_all"); }
 HMPI_PMPI(Win_flush_local_all)
 
 /* Public and private copies are one (unified model): a full memory fence is all, plus

@@ -321,6 +321,19 @@ int hmpi_rma_below_create(void *base, MPI_Aint size, int disp_unit, MPI_Info inf
     return rc;
 }
 
+int hmpi_rma_below_own(hmpi_win_t *w, void *mine, void *own, MPI_Aint size, int disp_unit,
+                       MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    if (w && hmpi_rma_below_create(mine, size, disp_unit, info, comm, win) == MPI_SUCCESS) {
+        w->own_mem = own;
+        return 1;
+    }
+    if (w)
+        hmpi_rma_discard(w);
+    hmpi_heap_free(own);
+    return 0;
+}
+
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                    MPI_Win *win)
 {
@@ -347,16 +360,8 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
     void *mem = hmpi_heap_shared_alloc((size_t)size);
     hmpi_win_t *w =
         hmpi_rma_setup(c, comm, mem, size, disp_unit, mem != NULL, MPI_WIN_FLAVOR_ALLOCATE);
-    if (!w) { /* some member's heap could not serve it: the below allocates */
-        hmpi_heap_free(mem);
+    if (!hmpi_rma_below_own(w, mem, mem, size, disp_unit, info, comm, win))
         return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    }
-    if (hmpi_rma_below_create(mem, size, disp_unit, info, comm, win) != MPI_SUCCESS) {
-        hmpi_rma_discard(w);
-        hmpi_heap_free(mem);
-        return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    }
-    w->own_mem = mem;
     *(void **)baseptr = mem;
     return hmpi_rma_install(w, *win);
 }
