@@ -401,7 +401,7 @@ int hmpi_coll_op_start(hmpi_coll_op_t *op, MPI_Request *request)
     hmpi_req_bind(r, op->c);
     if (op->persistent) {
         r->persistent = 1;
-        r->complete = 1; /* inactive */
+        r->complete = 1;   /* inactive */
     } else if (op->done) { /* ended in error here */
         hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, op->err, 0);
         r->complete = 1;
