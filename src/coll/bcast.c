@@ -415,7 +415,7 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
     op->persistent = (uint8_t)persistent;
     op->below_start = below_ibcast;
     err = hmpi_layout_get(type, count, &op->l);
-    if (!err)
+    if (!err && op->l.derived) /* a predefined type needs no hold */
         err = hmpi_coll_op_hold(op, type);
     return hmpi_coll_op_go(op, err, request, comm, fn);
 }

@@ -157,6 +157,17 @@ static void enqueue(hmpi_coll_op_t *op)
     s->nbc_tail = op;
 }
 
+/* Puts op, which ran as far as it goes though not queued, at the head of its empty queue
+ * with its place kept. */
+static void enqueue_running(hmpi_coll_op_t *op)
+{
+    hmpi_coll_comm_t *s = op->s;
+    HMPI_ASSERT_INTERNAL(!op->queued && !s->nbc_head && !s->nbc_tail);
+    op->next = NULL;
+    op->queued = 1;
+    s->nbc_head = s->nbc_tail = op;
+}
+
 void hmpi_coll_drain(hmpi_coll_comm_t *s)
 {
     hmpi_backoff_t b = {0};
@@ -188,9 +199,29 @@ static int op_progress(hmpi_req_t *r)
 static int op_start(hmpi_req_t *r)
 {
     hmpi_coll_op_t *op = r->arg;
-    enqueue(op);
-    if (op_progress(r))
+    hmpi_coll_comm_t *s = op->s;
+    if (op->phase_fn[0] == hmpi_coll_phase_setup && s->mode != HMPI_COLL_SETUP &&
+        s->mode != HMPI_COLL_PASS) {
+        /* Made while its communicator's setup was in flight, which has ended: the program
+         * needs that phase no more (PASS rewrites the program at each start: kept). */
+        op->nphases--;
+        memmove(op->phase_fn, op->phase_fn + 1, sizeof op->phase_fn[0] * (size_t)op->nphases);
+    }
+    if (s->nbc_head) { /* behind the earlier ones */
+        enqueue(op);
+        advance(s);
+    } else { /* alone: runs as the head would, the queue left alone unless it waits */
+        op->phase = op->step = op->at = 0;
+        op->e = op->meet = 0;
+        op->err = MPI_SUCCESS;
+        op->done = run(op);
+        if (!op->done)
+            enqueue_running(op);
+    }
+    if (op->done) { /* else progress moves it, a background kind */
+        hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, op->err, 0);
         hmpi_req_finish(r);
+    }
     return MPI_SUCCESS;
 }
 
@@ -205,13 +236,19 @@ static void op_free(hmpi_coll_op_t *op)
 {
     if (op->release)
         op->release(op);
-    for (int i = 0; i < op->nheld; i++)
-        hmpi_type_release(op->held[i]);
-    free(op->held);
-    hmpi_heap_free(op->tmp);
-    hmpi_heap_free(op->own[0]);
-    hmpi_heap_free(op->own[1]);
-    free(op->cd);
+    if (op->held) { /* each free of NULL costs a call: an 8-byte operation holds nothing */
+        for (int i = 0; i < op->nheld; i++)
+            hmpi_type_release(op->held[i]);
+        free(op->held);
+    }
+    if (op->tmp)
+        hmpi_heap_free(op->tmp);
+    if (op->own[0] || op->own[1]) {
+        hmpi_heap_free(op->own[0]);
+        hmpi_heap_free(op->own[1]);
+    }
+    if (op->cd)
+        free(op->cd);
     hmpi_coll_op_t *none = NULL;
     if (op->extra || !atomic_compare_exchange_strong_explicit(
                          &spare, &none, op, memory_order_release, memory_order_relaxed))
@@ -241,6 +278,18 @@ void hmpi_coll_nbc_init(void) { hmpi_req_kind_register(HMPI_REQ_COLL, &coll_ops)
 
 /* ---- operations ---------------------------------------------------------------------------- */
 
+/* An operation all zero. memset compiles to `rep stos` for its 512 bytes, which costs
+ * more than the rest of an 8-byte MPI_Ibcast's start: plain 16-byte stores instead, as
+ * hmpi_req_zero's (malloc's memory is aligned to 16). */
+typedef uint64_t op_words_t __attribute__((vector_size(16), aligned(16), may_alias));
+static void op_zero(hmpi_coll_op_t *op)
+{
+    op_words_t *w = (op_words_t *)(void *)op;
+#pragma GCC unroll 32
+    for (size_t k = 0; k < HMPI_COLL_OP_BYTES / sizeof *w; k++)
+        w[k] = (op_words_t){0, 0};
+}
+
 hmpi_coll_op_t *hmpi_coll_op_new(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
                                  const hmpi_coll_phase_fn *phases)
 {
@@ -254,7 +303,7 @@ hmpi_coll_op_t *hmpi_coll_op_new_ext(hmpi_coll_comm_t *s, hmpi_comm_t *c, int n,
     hmpi_coll_op_t *op =
         extra ? NULL : atomic_exchange_explicit(&spare, NULL, memory_order_acquire);
     if (op)
-        memset(op, 0, HMPI_COLL_OP_BYTES);
+        op_zero(op);
     else if (!(op = calloc(1, HMPI_COLL_OP_BYTES + extra)))
         return NULL;
     op->extra = extra;
@@ -300,7 +349,7 @@ int hmpi_coll_op_reduction(hmpi_coll_op_t *op, const void *sendbuf, void *recvbu
     int err = hmpi_layout_get(type, 1, &op->one);
     if (err == MPI_SUCCESS)
         err = hmpi_layout_get(type, total, &op->l);
-    if (err == MPI_SUCCESS)
+    if (err == MPI_SUCCESS && op->l.derived)
         err = hmpi_coll_op_hold(op, type);
     return err;
 }
@@ -318,24 +367,46 @@ int hmpi_coll_op_go(hmpi_coll_op_t *op, int err, MPI_Request *request, MPI_Comm 
 int hmpi_coll_op_start(hmpi_coll_op_t *op, MPI_Request *request)
 {
     hmpi_p2p_lock();
-    hmpi_req_t *r = hmpi_req_new(HMPI_REQ_COLL);
-    if (!r) {
+    if (!hmpi_req_room()) { /* asked first: once it runs, an operation cannot go back */
         hmpi_p2p_unlock();
         op_free(op);
+        hmpi_log_error("more than %d HMPI requests outstanding", HMPI_REQ_MAX);
         return MPI_ERR_NO_MEM;
     }
+    if (!op->persistent) {
+        if (op->s->nbc_head) { /* behind the earlier ones */
+            enqueue(op);
+            advance(op->s);
+        } else { /* alone: runs as the head would, the queue left alone unless it waits */
+            op->err = MPI_SUCCESS;
+            if (run(op))
+                op->done = 1;
+            else
+                enqueue_running(op);
+        }
+        if (op->done && op->err == MPI_SUCCESS) {
+            /* It ran to its end here: the shared complete request stands for it, and
+             * nothing is left to release (an error needs a request of its own, which
+             * carries it to the wait). */
+            op_free(op);
+            *request = hmpi_req_handle(hmpi_req_coll_done());
+            hmpi_p2p_unlock();
+            return MPI_SUCCESS;
+        }
+    }
+    hmpi_req_t *r = hmpi_req_new(HMPI_REQ_COLL);
+    HMPI_ASSERT_INTERNAL(r);
     op->req = r;
     r->arg = op;
     hmpi_req_bind(r, op->c);
     if (op->persistent) {
         r->persistent = 1;
-        r->complete = 1; /* inactive */
+        r->complete = 1;   /* inactive */
+    } else if (op->done) { /* ended in error here */
+        hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, op->err, 0);
+        r->complete = 1;
     } else {
-        enqueue(op);
-        if (op_progress(r))
-            r->complete = 1; /* ran to its end here: the last to arrive did the work */
-        else
-            hmpi_req_list(r);
+        hmpi_req_list(r);
     }
     *request = hmpi_req_handle(r);
     hmpi_p2p_unlock();

@@ -666,7 +666,34 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
     HMPI_ENTER(fn);
     hmpi_comm_t *c = NULL;
     hmpi_coll_comm_t *s = hmpi_coll_get_nb(comm, &c);
-    int err = MPI_SUCCESS;
+    int err = MPI_SUCCESS, size;
+    hmpi_op_kernel_t k;
+    /* The common case first, as MPI_Allreduce's: a kernel exists only for a predefined op
+     * on a basic type it is defined for, so with a positive count and buffers that are not
+     * NULL the arguments pass every check below, the op commutes and the type needs no
+     * hold. */
+    if (s && all && s->mode == HMPI_COLL_FLAT && count > 0 && sendbuf && recvbuf &&
+        recvbuf != MPI_IN_PLACE && request && (k = hmpi_op_kernel_size(mop, type, &size))) {
+        hmpi_coll_phase_fn phase = hmpi_coll_phase_allreduce;
+        hmpi_coll_op_t *op = hmpi_coll_op_new(hmpi_coll_nb_route(s, 0, 0), c, 1, &phase);
+        if (!op)
+            return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
+        op->sendbuf = sendbuf;
+        op->recvbuf = recvbuf;
+        op->in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+        op->count = count;
+        op->type = type;
+        op->mop = mop;
+        op->persistent = (uint8_t)persistent;
+        op->commute = 1;
+        op->below_start = below_iallreduce;
+        op->kernel = k;
+        op->bytes = (size_t)count * (size_t)size;
+        err = hmpi_layout_get(type, 1, &op->one);
+        if (err == MPI_SUCCESS)
+            err = hmpi_layout_get(type, count, &op->l);
+        return hmpi_coll_op_go(op, err, request, comm, fn);
+    }
     if (s)
         err = reduce_args(c, sendbuf, recvbuf, count, type, mop, root, all);
     if (!err && s && !request)
@@ -707,7 +734,6 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
         op->root = all ? 0 : hmpi_coll_op_member(s, c, root);
     }
     err = hmpi_coll_op_reduction(op, sendbuf, recvbuf, count, type, mop, count, persistent);
-    int size;
     if (!err && all && !hier && count > 0 && (op->kernel = hmpi_op_kernel_size(mop, type, &size)))
         op->bytes = (size_t)count * (size_t)size;
     return hmpi_coll_op_go(op, err, request, comm, fn);

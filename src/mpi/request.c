@@ -26,6 +26,8 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     HMPI_ENTER("MPI_Wait");
     if (!request)
         return request_null("MPI_Wait");
+    if (hmpi_req_take_coll_done(request, status))
+        return MPI_SUCCESS;
     return hmpi_p2p_complete(HMPI_P2P_ONE, 1, 1, request, NULL, NULL, NULL, status, "MPI_Wait");
 }
 HMPI_PMPI(Wait)
@@ -35,6 +37,10 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     HMPI_ENTER("MPI_Test");
     if (!request)
         return request_null("MPI_Test");
+    if (hmpi_req_take_coll_done(request, status)) {
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
     return hmpi_p2p_complete(HMPI_P2P_ONE, 0, 1, request, flag, NULL, NULL, status, "MPI_Test");
 }
 HMPI_PMPI(Test)

@@ -174,9 +174,11 @@ hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind)
     return r;
 }
 
+int hmpi_req_room(void) { return free_head || top < HMPI_REQ_MAX; }
+
 void hmpi_req_release(hmpi_req_t *r)
 {
-    if (r == hmpi_req_sent() || r == hmpi_req_proc_null())
+    if (hmpi_req_is_shared(r))
         return; /* shared by every operation it stands for, never freed */
     uint32_t i = (uint32_t)(r - hmpi_req_table);
     HMPI_ASSERT(r >= hmpi_req_table && i < top); /* else the free list takes a stranger */
@@ -229,7 +231,7 @@ int hmpi_req_table_init(void)
         return -1;
     }
     hmpi_req_table = p;
-    top = 2; /* slot 0 is hmpi_req_sent(), slot 1 hmpi_req_proc_null() */
+    top = 3; /* slot 0 is hmpi_req_sent(), 1 hmpi_req_proc_null(), 2 hmpi_req_coll_done() */
     hmpi_req_t *sent = hmpi_req_sent();
     hmpi_req_zero(sent);
     sent->kind = HMPI_REQ_SEND;
@@ -240,6 +242,11 @@ int hmpi_req_table_init(void)
     null->kind = HMPI_REQ_RECV;
     null->complete = 1;
     hmpi_status_set(&null->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+    hmpi_req_t *coll = hmpi_req_coll_done();
+    hmpi_req_zero(coll);
+    coll->kind = HMPI_REQ_COLL; /* its row comes later (coll/); it is never moved */
+    coll->complete = 1;
+    hmpi_status_set(&coll->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
     return 0;
 }
 
@@ -660,10 +667,14 @@ static int one(int wait, MPI_Request *h, int *flag, MPI_Status *status, const ch
     hmpi_req_t *r = hmpi_req_obj(*h);
     MPI_Comm comm = r->comm ? r->comm->handle : MPI_COMM_WORLD;
     int done = 1, err = MPI_SUCCESS;
-    if (wait)
+    if (r->complete) { /* nothing to wait for (a collective that ran to its end in its start) */
+        if (flag)
+            *flag = 1;
+    } else if (wait) {
         hmpi_p2p_wait(r);
-    else
+    } else {
         done = *flag = hmpi_p2p_test(r);
+    }
     if (done)
         err = finish_ours(h, status);
     hmpi_p2p_unlock();

@@ -155,6 +155,16 @@ static inline hmpi_req_t *hmpi_req_sent(void) { return &hmpi_req_table[0]; }
  * MPI gives one (source MPI_PROC_NULL, tag MPI_ANY_TAG, count 0). Slot 1. A halo
  * exchange at a boundary posts several a step (stencil: 5 of 6 faces at 2 ranks). */
 static inline hmpi_req_t *hmpi_req_proc_null(void) { return &hmpi_req_table[1]; }
+/* The same for every nonblocking collective that ran to its end, successfully, in its
+ * start call (coll/nbc.c): complete, kind HMPI_REQ_COLL, an empty status, as MPICH 4
+ * returns its builtin complete request for a collective done at once. A program that
+ * starts an 8-byte MPI_Ibcast or MPI_Iallreduce and waits for it makes no request. Slot 2. */
+static inline hmpi_req_t *hmpi_req_coll_done(void) { return &hmpi_req_table[2]; }
+/* One of the three shared complete requests above: never released, never reused. */
+static inline int hmpi_req_is_shared(const hmpi_req_t *r)
+{
+    return (uintptr_t)r - (uintptr_t)hmpi_req_table < 3 * sizeof(hmpi_req_t);
+}
 #ifdef OPEN_MPI
 static inline int hmpi_req_is_ours(MPI_Request h)
 {
@@ -190,6 +200,9 @@ static inline MPI_Request hmpi_req_at(long i) { return hmpi_req_handle(&hmpi_req
 /* ---- life (req.c; engine lock held) ----------------------------------------------- */
 
 hmpi_req_t *hmpi_req_new(hmpi_req_kind_t kind); /* NULL when the table is full */
+/* 1 when hmpi_req_new can make one more request now (engine lock held): a caller that
+ * must not fail once it began its operation asks first. */
+int hmpi_req_room(void);
 /* Binds a request of the table to c, keeping c's state alive until its release, and
  * its derived datatype (filled in before) usable though the program may free it. */
 static inline void hmpi_req_bind(hmpi_req_t *r, hmpi_comm_t *c)
@@ -259,6 +272,19 @@ static inline void hmpi_status_out(MPI_Status *dst, const MPI_Status *src)
     int error = dst->MPI_ERROR;
     *dst = *src;
     dst->MPI_ERROR = error;
+}
+
+/* The first check of MPI_Wait and MPI_Test: when *h is hmpi_req_coll_done(), the wait
+ * returns at once, *h MPI_REQUEST_NULL and status empty (MPI-4.1 §3.7.3), and this says
+ * 1; else 0. */
+static inline int hmpi_req_take_coll_done(MPI_Request *h, MPI_Status *status)
+{
+    if (*h != hmpi_req_handle(hmpi_req_coll_done()))
+        return 0;
+    *h = MPI_REQUEST_NULL;
+    if (status != MPI_STATUS_IGNORE)
+        hmpi_status_fill(status, MPI_ANY_SOURCE, MPI_ANY_TAG, 0);
+    return 1;
 }
 
 /* ---- the engine lock ---------------------------------------------------------------- */

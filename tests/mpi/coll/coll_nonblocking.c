@@ -7,8 +7,10 @@
  * collectives; a Test loop on a collective nobody waits for; persistent requests started
  * 1,000 times with their buffers changed between starts; MPI_Request_free of an inactive
  * persistent request; a rooted collective from a root other than 0 as a new
- * communicator's first call (its setup still under way when the call starts). Standard
- * MPI only. */
+ * communicator's first call (its setup still under way when the call starts);
+ * collectives that end in their start call mixed with pending ones, the root of small
+ * broadcasts many calls ahead of its readers, bad arguments under MPI_ERRORS_RETURN.
+ * Standard MPI only. */
 #include "coll_common.h"
 
 /* MPICH declares MPI_STATUSES_IGNORE as (MPI_Status *)1 and annotates MPI_Waitall &
@@ -249,6 +251,128 @@ static void persistent(void)
 }
 #endif
 
+/* Collectives that end in their start call (HMPI returns one shared complete request for
+ * them) mixed with pending ones: the root of small broadcasts many calls ahead of its
+ * readers, then a blocking broadcast behind them; such requests in MPI_Request_get_status,
+ * MPI_Waitany, MPI_Testsome and MPI_Waitall beside pending ones and MPI_REQUEST_NULL, each
+ * status empty and each handle MPI_REQUEST_NULL once completed; bad arguments under
+ * MPI_ERRORS_RETURN, and the communicator still right after them. */
+static void at_start(void)
+{
+    enum { K = 50 };
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int ours = tc_hmpi_does(comm); /* statuses checked where HMPI makes them */
+    double v[K], w = -1;
+    MPI_Request q[K];
+    int tok = 0, root = 0;
+    /* The root starts K broadcasts before any reader starts one (a reader waits for its
+     * token), then waits for them all. */
+    if (tc_rank == root) {
+        for (int k = 0; k < K; k++) {
+            v[k] = 1000.0 + k;
+            MPI_Ibcast(&v[k], 1, MPI_DOUBLE, root, comm, &q[k]);
+        }
+        for (int r = 1; r < tc_size; r++)
+            MPI_Send(&tok, 1, MPI_INT, r, 9, MPI_COMM_WORLD);
+        MPI_Waitall(K, q, MPI_STATUSES_IGNORE);
+    } else {
+        MPI_Recv(&tok, 1, MPI_INT, root, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int k = 0; k < K; k++) {
+            v[k] = -1;
+            MPI_Ibcast(&v[k], 1, MPI_DOUBLE, root, comm, &q[k]);
+            MPI_Wait(&q[k], MPI_STATUS_IGNORE);
+            CHECK(v[k] == 1000.0 + k, "root ahead: broadcast %d read %g", k, v[k]);
+        }
+    }
+    for (int k = 0; k < K; k++)
+        CHECK(q[k] == MPI_REQUEST_NULL, "root ahead: request %d not null after its wait", k);
+    if (tc_rank == root)
+        w = 7.5;
+    MPI_Bcast(&w, 1, MPI_DOUBLE, root, comm);
+    CHECK(w == 7.5, "blocking broadcast behind nonblocking ones: %g", w);
+
+    /* Mixed arrays: an 8-byte broadcast (on its root complete at once), an allreduce and a
+     * barrier (complete at once on the last to arrive), an empty slot. */
+    for (int round = 0; round < 20; round++) {
+        double b = tc_rank == root ? 3.0 + round : -1, x = tc_rank + round, y = -1;
+        MPI_Request m[4];
+        MPI_Status st[4];
+        MPI_Ibcast(&b, 1, MPI_DOUBLE, root, comm, &m[0]);
+        MPI_Iallreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comm, &m[1]);
+        m[2] = MPI_REQUEST_NULL;
+        MPI_Ibarrier(comm, &m[3]);
+        int flag = 0;
+        MPI_Status s0;
+        s0.MPI_SOURCE = s0.MPI_TAG = -7;
+        MPI_Request_get_status(m[0], &flag, &s0);
+        if (flag && ours) { /* complete: an empty status, the request still there */
+            int n = -1;
+            MPI_Get_count(&s0, MPI_BYTE, &n);
+            CHECK(s0.MPI_SOURCE == MPI_ANY_SOURCE && s0.MPI_TAG == MPI_ANY_TAG && n == 0,
+                  "get_status of a complete collective: source %d tag %d count %d", s0.MPI_SOURCE,
+                  s0.MPI_TAG, n);
+        }
+        CHECK(m[0] != MPI_REQUEST_NULL, "get_status freed the request");
+        if (round % 3 == 0) {
+            MPI_Waitall(4, m, st);
+        } else if (round % 3 == 1) {
+            for (int left = 3; left > 0; left--) {
+                int idx = -1;
+                MPI_Waitany(4, m, &idx, &st[0]);
+                CHECK(idx == 0 || idx == 1 || idx == 3, "Waitany: index %d", idx);
+                CHECK(m[idx] == MPI_REQUEST_NULL, "Waitany left request %d", idx);
+                CHECK(!ours || (st[0].MPI_SOURCE == MPI_ANY_SOURCE && st[0].MPI_TAG == MPI_ANY_TAG),
+                      "Waitany: status source %d tag %d", st[0].MPI_SOURCE, st[0].MPI_TAG);
+            }
+            int idx = -1;
+            MPI_Waitany(4, m, &idx, MPI_STATUS_IGNORE);
+            CHECK(idx == MPI_UNDEFINED, "Waitany with none active: %d", idx);
+        } else {
+            int outc = 0, idx[4], seen = 0;
+            while (outc != MPI_UNDEFINED) {
+                MPI_Testsome(4, m, &outc, idx, st);
+                for (int i = 0; outc != MPI_UNDEFINED && i < outc; i++) {
+                    CHECK(m[idx[i]] == MPI_REQUEST_NULL, "Testsome left request %d", idx[i]);
+                    seen++;
+                }
+            }
+            CHECK(seen == 3, "Testsome completed %d of 3", seen);
+        }
+        for (int i = 0; i < 4; i++)
+            CHECK(m[i] == MPI_REQUEST_NULL, "round %d: request %d not null", round, i);
+        CHECK(b == 3.0 + round, "mixed: broadcast %g in round %d", b, round);
+        CHECK(y == tc_size * (tc_size - 1) / 2.0 + (double)tc_size * round,
+              "mixed: allreduce %g in round %d", y, round);
+        /* MPI_Test of one that ended at its start: flag set at once */
+        MPI_Request t;
+        MPI_Ibcast(&b, 1, MPI_DOUBLE, root, comm, &t);
+        int done = 0;
+        while (!done)
+            MPI_Test(&t, &done, MPI_STATUS_IGNORE);
+        CHECK(t == MPI_REQUEST_NULL, "Test left the request");
+    }
+
+    /* Bad arguments: an error class back, no request made, the communicator usable. */
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Request bad = MPI_REQUEST_NULL;
+    int cls = MPI_SUCCESS, err = MPI_Ibcast(&w, 1, MPI_DOUBLE, tc_size, comm, &bad);
+    MPI_Error_class(err, &cls);
+    /* (MPICH 4.0.2 alone says MPI_ERR_OTHER for the count: any error where it answers) */
+    CHECK(ours ? cls == MPI_ERR_ROOT : err != MPI_SUCCESS, "Ibcast with root %d: class %d", tc_size,
+          cls);
+    double x = 1, y = 0;
+    err = MPI_Iallreduce(&x, &y, -1, MPI_DOUBLE, MPI_SUM, comm, &bad);
+    MPI_Error_class(err, &cls);
+    CHECK(ours ? cls == MPI_ERR_COUNT : err != MPI_SUCCESS, "Iallreduce of count -1: class %d",
+          cls);
+    err = MPI_Iallreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comm, &bad);
+    CHECK(err == MPI_SUCCESS, "Iallreduce after the errors: %d", err);
+    MPI_Wait(&bad, MPI_STATUS_IGNORE);
+    CHECK(y == tc_size, "Iallreduce after the errors: %g", y);
+    MPI_Comm_free(&comm);
+}
+
 /* A new communicator's first collective is an MPI_Ibcast, or an MPI_Ireduce, from the
  * last rank: the call starts before the communicator's setup ends, so the root's place
  * in the team is not known yet at the start (it was taken for rank 0's). */
@@ -298,6 +422,7 @@ static void run(void)
     }
     many();
     tests_alone();
+    at_start();
 #if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
     persistent();
 #endif
