@@ -61,7 +61,16 @@ int main(int argc, char **argv)
     MPI_Comm side;
     MPI_Comm_dup(MPI_COMM_WORLD, &side);
     MPI_Barrier(MPI_COMM_WORLD); /* the communicator's setup done before the _init */
+    persistent = MPI_REQUEST_NULL;
+#if MPI_VERSION >= 4 /* (Open MPI 4.1 has no persistent collectives) */
     MPI_Allreduce_init(a, b, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &persistent);
+#else
+    if (form == PERSISTENT) {
+        if (rank == 0)
+            fprintf(stderr, "nbc_instr: persistent collectives need MPI 4\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+#endif
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < rounds; i++) {
         MPI_Request q = persistent;
@@ -93,7 +102,8 @@ int main(int argc, char **argv)
             MPI_Send(&tok, 1, MPI_INT, 0, 0, side);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Request_free(&persistent);
+    if (persistent != MPI_REQUEST_NULL)
+        MPI_Request_free(&persistent);
     MPI_Comm_free(&side);
     MPI_Finalize();
     return 0;
