@@ -24,6 +24,8 @@
 #   p2p_buffers         MPI 4.1's buffers: a communicator's, a session's, automatic; flushes
 #   p2p_type_free       datatypes freed while operations with them are pending
 #   comm_idup           MPI_Comm_idup is nonblocking: staggered, intercomms, overlapped
+#   intercomm           point-to-point on intercommunicators (created, dup, split, idup,
+#                       from groups under a session), HMPI's on a node; merged
 #   p2p_reclaim         send buffers rewritten between sends, or sent again unchanged
 #   p2p_behind_coll     a collective call (first on its comm, constructors, windows,
 #                       neighbourhood collectives, MPI_Win_set_info) lets a receive
@@ -95,6 +97,12 @@ p2p_test24(p2p_get_status   TIMEOUT 60)
 p2p_test24(p2p_type_free    TIMEOUT 60)
 p2p_test24(comm_idup        TIMEOUT 60)
 p2p_test24(p2p_behind_coll  TIMEOUT 60)
+# Intercommunicators: HMPI's point-to-point between members on one node (its counters
+# checked), the MPI below's collectives; also with HMPI_DISABLE=1.
+hmpi_mpi_test(intercomm SOURCES ${_p2p_dir}/intercomm.c RANKS 2 4 8 NODE_SIZES 0 2
+  ENV ${_p2p_env} TIMEOUT 90)
+hmpi_mpi_test(intercomm_disabled SOURCES ${_p2p_dir}/intercomm.c RANKS 2
+  ENV ${_p2p_env} HMPI_DISABLE=1 TIMEOUT 90)
 
 # The tests below are registered by add_test itself (counters checked, repeated runs):
 # their environment is what hmpi_mpi_test would give them.
