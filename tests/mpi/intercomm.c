@@ -6,7 +6,8 @@
  *  - ping-pong of 8 B, 64 KiB and 4 MiB heap buffers, checked byte by byte, counted by
  *    HMPI's MPI_T counters as messages of the node (when HMPI is active);
  *  - MPI_ANY_SOURCE/MPI_ANY_TAG (MPI_SOURCE is the remote rank), MPI_PROC_NULL, MPI_Ssend,
- *    MPI_Sendrecv, MPI_Isendrecv (MPI 4), MPI_Iprobe and MPI_Mprobe;
+ *    MPI_Sendrecv, MPI_Isendrecv (MPI 4), persistent requests, MPI_Rsend, MPI_Bsend,
+ *    truncation, MPI_Iprobe and MPI_Mprobe;
  *  - a message to remote rank r + 1 (another node under HMPI_NODE_SIZE=2), counted as
  *    remote there;
  *  - MPI_Bcast (MPI_ROOT, MPI_PROC_NULL) and MPI_Allreduce, by the MPI below (HMPI's
@@ -166,6 +167,46 @@ static void exercise(MPI_Comm ic, int low, int accel, const char *what)
     CHECK(in == 3000 + 2 * r + !low && st.MPI_SOURCE == r, "%s: Isendrecv %d from %d", what, in,
           st.MPI_SOURCE);
 #endif
+
+    /* Persistent requests (twice), MPI_Rsend to a posted receive, MPI_Bsend, and a
+     * message longer than its receive: MPI_ERR_TRUNCATE. */
+    int pv[2] = {-1, -1};
+    MPI_Request pq;
+    if (low)
+        CHECK(MPI_Send_init(pv, 2, MPI_INT, r, 11, ic, &pq) == MPI_SUCCESS, "Send_init");
+    else
+        CHECK(MPI_Recv_init(pv, 2, MPI_INT, r, 11, ic, &pq) == MPI_SUCCESS, "Recv_init");
+    for (int k = 0; k < 2; k++) {
+        pv[0] = low ? 4000 + r + k : -1;
+        pv[1] = low ? 5000 + r + k : -1;
+        CHECK(MPI_Start(&pq) == MPI_SUCCESS && MPI_Wait(&pq, &st) == MPI_SUCCESS, "persistent");
+        CHECK(low || (pv[0] == 4000 + r + k && pv[1] == 5000 + r + k && st.MPI_SOURCE == r),
+              "%s: persistent round %d: %d %d from %d", what, k, pv[0], pv[1], st.MPI_SOURCE);
+    }
+    MPI_Request_free(&pq);
+    if (low) {
+        CHECK(MPI_Recv(NULL, 0, MPI_INT, r, 12, ic, MPI_STATUS_IGNORE) == MPI_SUCCESS, "ready?");
+        v = 6000 + r;
+        CHECK(MPI_Rsend(&v, 1, MPI_INT, r, 13, ic) == MPI_SUCCESS, "Rsend");
+        int bsz = 1024 + MPI_BSEND_OVERHEAD;
+        void *bb = malloc((size_t)bsz);
+        CHECK(bb && MPI_Buffer_attach(bb, bsz) == MPI_SUCCESS, "Buffer_attach");
+        v = 7000 + r;
+        CHECK(MPI_Bsend(&v, 1, MPI_INT, r, 14, ic) == MPI_SUCCESS, "Bsend");
+        CHECK(MPI_Buffer_detach(&bb, &bsz) == MPI_SUCCESS, "Buffer_detach");
+        free(bb);
+        CHECK(MPI_Send(pv, 2, MPI_INT, r, 15, ic) == MPI_SUCCESS, "Send 2");
+    } else {
+        MPI_Request rq;
+        CHECK(MPI_Irecv(&v, 1, MPI_INT, r, 13, ic, &rq) == MPI_SUCCESS, "Irecv");
+        CHECK(MPI_Send(NULL, 0, MPI_INT, r, 12, ic) == MPI_SUCCESS, "ready");
+        CHECK(MPI_Wait(&rq, &st) == MPI_SUCCESS && v == 6000 + r, "%s: Rsend's %d", what, v);
+        CHECK(MPI_Recv(&v, 1, MPI_INT, r, 14, ic, &st) == MPI_SUCCESS && v == 7000 + r,
+              "%s: Bsend's %d", what, v);
+        int err = MPI_Recv(&v, 1, MPI_INT, r, 15, ic, &st), cls = -1;
+        MPI_Error_class(err, &cls);
+        CHECK(cls == MPI_ERR_TRUNCATE, "%s: 2 ints into 1: class %d", what, cls);
+    }
 
     /* Iprobe, then Mprobe and Mrecv. */
     enum { N = 100 };
