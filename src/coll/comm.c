@@ -358,7 +358,7 @@ static void reap(void);
 hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p)
 {
     hmpi_comm_t *c = hmpi_comm_get(comm);
-    if (!c || !hmpi_knobs.COLL)
+    if (!c || c->inter || !hmpi_knobs.COLL) /* (an intercommunicator's: the below's) */
         return NULL;
     if (c->has_remote && !hmpi_knobs.COLL_HIER)
         return NULL; /* every member sees has_remote alike */
@@ -381,7 +381,7 @@ hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p)
 hmpi_coll_comm_t *hmpi_coll_get_nb(MPI_Comm comm, hmpi_comm_t **c_p)
 {
     hmpi_comm_t *c = hmpi_comm_get(comm);
-    if (!c || !hmpi_knobs.COLL || !hmpi_knobs.COLL_NB)
+    if (!c || c->inter || !hmpi_knobs.COLL || !hmpi_knobs.COLL_NB)
         return NULL;
     if (c->has_remote && !hmpi_knobs.COLL_HIER)
         return NULL;

@@ -31,8 +31,8 @@
     X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Exscan) X(Fetch_and_op)            \
     X(Finalize) X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Graph_create) X(Group_free) \
     X(Ibsend)                                                                              \
-    X(Improbe) X(Imrecv) X(Init) X(Init_thread) X(Intercomm_merge) X(Iprobe) X(Irecv)       \
-    X(Irsend) X(Isend) X(Issend) X(Mprobe) X(Mrecv) X(Neighbor_allgather)                   \
+    X(Improbe) X(Imrecv) X(Init) X(Init_thread) X(Intercomm_create) X(Intercomm_merge)     \
+    X(Iprobe) X(Irecv) X(Irsend) X(Isend) X(Issend) X(Mprobe) X(Mrecv) X(Neighbor_allgather) \
     X(Neighbor_allgatherv) X(Neighbor_alltoall) X(Neighbor_alltoallv) X(Neighbor_alltoallw)  \
     X(Probe) X(Put) X(Raccumulate) X(Recv)                                                  \
     X(Recv_init) X(Reduce) X(Reduce_scatter) X(Reduce_scatter_block) X(Request_free)        \
@@ -218,6 +218,7 @@ HMPI_BELOW_CALLS(HMPI_SELF_DECL)
 #define PMPI_Imrecv hmpi_below.Imrecv
 #define PMPI_Init hmpi_below.Init
 #define PMPI_Init_thread hmpi_below.Init_thread
+#define PMPI_Intercomm_create hmpi_below.Intercomm_create
 #define PMPI_Intercomm_merge hmpi_below.Intercomm_merge
 #define PMPI_Iprobe hmpi_below.Iprobe
 #define PMPI_Irecv hmpi_below.Irecv

@@ -1,4 +1,4 @@
-/* comm.c: the communicator table: HMPI's state beside each intracommunicator of the MPI
+/* comm.c: the communicator table: HMPI's state beside each communicator of the MPI
  * below (comm.h), found by handle in a hash table (looked up inline, comm.h);
  * MPI_COMM_WORLD's read inline. Knows nothing of how contexts are agreed (mpi/comm.c,
  * the constructors) and makes no collective call: making a state asks the MPI below
@@ -26,8 +26,14 @@ static hmpi_comm_t *make_state(MPI_Comm c, uint32_t ctx)
     s->handle = c;
     s->ctx = ctx;
     s->refs = 1;
+    if (c != MPI_COMM_WORLD && c != MPI_COMM_SELF)
+        PMPI_Comm_test_inter(c, &s->inter);
     PMPI_Comm_rank(c, &s->rank);
-    PMPI_Comm_size(c, &s->size);
+    /* An intercommunicator's members are its remote group's (comm.h). */
+    if (s->inter)
+        PMPI_Comm_remote_size(c, &s->size);
+    else
+        PMPI_Comm_size(c, &s->size);
     s->local_of = hmpi_heap_malloc(sizeof(int) * (size_t)s->size);
     s->rank_of_local = hmpi_heap_malloc(sizeof(int) * (size_t)hmpi_node.size);
     int *mine = hmpi_heap_malloc(sizeof(int) * (size_t)s->size);
@@ -41,7 +47,10 @@ static hmpi_comm_t *make_state(MPI_Comm c, uint32_t ctx)
         return NULL;
     }
     MPI_Group g, wg;
-    PMPI_Comm_group(c, &g);
+    if (s->inter)
+        PMPI_Comm_remote_group(c, &g);
+    else
+        PMPI_Comm_group(c, &g);
     PMPI_Comm_group(hmpi_node.world, &wg);
     for (int i = 0; i < s->size; i++)
         mine[i] = i;

@@ -1,7 +1,9 @@
 /* comm.h: the communicator table (comm.c): HMPI's state beside each communicator of the
- * MPI below: the matching context, where each member lives, and per-part state. A communicator HMPI does not
- * know (made by a call it does not intercept, or an intercommunicator) is simply not
- * accelerated: every call on it passes to the MPI below. */
+ * MPI below: the matching context, where each member lives, and per-part state. A
+ * communicator HMPI does not know (made by a call it does not intercept) is simply not
+ * accelerated: every call on it passes to the MPI below. An intercommunicator's state
+ * serves point-to-point only (inter): its collectives, windows, partitioned and OPI
+ * calls pass to the MPI below, whose own contexts carry them. */
 #ifndef HMPI_CORE_COMM_H
 #define HMPI_CORE_COMM_H
 
@@ -10,14 +12,21 @@
 #include <mpi.h>
 #include <stdint.h>
 
+/* Of an intercommunicator (inter) the members are those of the remote group, the only
+ * ones a message can go to or come from: size is the remote group's size and a peer's
+ * rank is its rank there, while rank is this rank's in its own group (what a sender
+ * stamps as the source, a rank of the receiver's remote group). Both groups take one
+ * context (core/context.c); no member sends to its own group on it, so a receiver's
+ * (context, source) names one sender. */
 typedef struct hmpi_comm_s {
     MPI_Comm handle; /* the MPI below's communicator */
     uint32_t ctx;    /* same in every member; distinct among a rank's comms */
     int rank, size;
     int *local_of;            /* [size]: node-local rank of each member, -1 when remote */
     int *rank_of_local;       /* [node size]: member rank of each local rank, or -1 */
-    int nlocal;               /* members on this node, this rank included */
+    int nlocal;               /* members on this node (this rank included unless inter) */
     int has_remote;           /* some member lives on another node */
+    int inter;                /* an intercommunicator: point-to-point only */
     int nwild;                /* ANY_SOURCE receives waiting in the bridge (p2p/) */
     void *coll;               /* collectives' state (coll/), made on first use */
     int refs;                 /* the handle, plus every HMPI request bound to it */
@@ -58,7 +67,7 @@ static inline hmpi_comm_t *hmpi_comm_get(MPI_Comm c)
  * program's constructor takes (mpi/comm.c): two collectives of the MPI below less. */
 extern HMPI_HIDDEN int hmpi_comm_starting;
 
-/* Makes and enters state for the intracommunicator c under context ctx, which its
+/* Makes and enters state for the communicator c under context ctx, which its
  * members agreed on (mpi/comm.c: the constructors). Not collective. Returns 0, or -1
  * when out of memory: c is then not accelerated (still correct: every call on it passes
  * to the MPI below, in every member alike). */
@@ -98,9 +107,9 @@ static inline int hmpi_comm_below_nb(const hmpi_comm_t *c)
 /* Before a constructor of the MPI below that blocks until the members of comm arrive:
  * a member may have posted a receive that a peer, not here yet, waits in a synchronous
  * send to see matched, and the below's blocking call would not move HMPI's engine. A
- * nonblocking barrier, waited for with that progress, lets every member in first. Only
- * over a communicator HMPI knows, so every member does it alike (an intercommunicator or
- * a bad handle goes straight to the below). Collective over comm. */
+ * nonblocking barrier, waited for with that progress, lets every member in first (of
+ * both groups, over an intercommunicator). Only over a communicator HMPI knows, so every
+ * member does it alike (a bad handle goes straight to the below). Collective over comm. */
 int hmpi_comm_arrive(MPI_Comm comm);
 /* The same for a constructor with no parent communicator (MPI_Comm_create_from_group,
  * MPI_Intercomm_create_from_groups, and MPI_Comm_create_group, which only the group's
@@ -115,10 +124,10 @@ int hmpi_comm_arrive_group(MPI_Group a, MPI_Group b, const char *name, int key);
  * changes (mpi/init.c). Returns 0, or -1. */
 int hmpi_comm_meet_start(void);
 void hmpi_comm_meet_end(void);
-/* Agrees on a context for the new intracommunicator c (collective over it: a broadcast
- * from its rank 0) and enters its state; nothing for MPI_COMM_NULL, an
- * intercommunicator, or when HMPI is off. Returns 0, or -1 when c stays with the MPI
- * below (not accelerated). */
+/* Agrees on a context for the new communicator c (collective over it: a broadcast from
+ * its rank 0; over an intercommunicator two, context.c) and enters its state; nothing
+ * for MPI_COMM_NULL or when HMPI is off. Returns 0, or -1 when c stays with the MPI
+ * below (not accelerated), in every member alike. */
 int hmpi_comm_register(MPI_Comm c);
 /* A context of this rank's range, handed out as a new communicator's rank 0 (of the
  * parent, for MPI_Comm_idup): its world rank above, its count below (2^31 divided by

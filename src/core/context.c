@@ -10,7 +10,8 @@
  *    parent, for MPI_Comm_idup) hands out a context of its own range (hmpi_comm_ctx_new:
  *    its world rank in the high bits, a count below) and the members learn it from a
  *    broadcast over the new communicator (for MPI_Comm_idup once the MPI below's
- *    duplication is complete, mpi/comm.c). Unique in the whole job with no agreement,
+ *    duplication is complete, mpi/comm.c; for an intercommunicator, rank 0 of one
+ *    group and two broadcasts, inter_ctx). Unique in the whole job with no agreement,
  *    so constructors running at once in several threads of a rank never meet (two
  *    communicators made at once by two threads once took the same context from a MAX
  *    over the members' next values), nor idups pending meanwhile.
@@ -21,6 +22,7 @@
 #include "../node/node.h"
 #include "../shm/wait.h"
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -49,14 +51,65 @@ int hmpi_comm_arrive(MPI_Comm comm)
     return err ? err : below_wait(&q);
 }
 
+static int world_ranks(MPI_Group g, MPI_Group world, int *w, int *n);
+
+/* The lowest rank in HMPI's world of a member of g, or INT_MAX when none is in it. */
+static int lowest_world_rank(MPI_Group g, MPI_Group world)
+{
+    int size = 0, n = 0, low = INT_MAX;
+    PMPI_Group_size(g, &size);
+    int *w = malloc(sizeof *w * (size_t)(size > 0 ? size : 1));
+    if (w && world_ranks(g, world, w, &n) == MPI_SUCCESS)
+        for (int i = 0; i < n; i++)
+            if (w[i] != MPI_UNDEFINED && w[i] < low)
+                low = w[i];
+    free(w);
+    return low;
+}
+
+/* The context of the new intercommunicator c, agreed by both groups: rank 0 of the
+ * leading group (the one holding the lowest rank of HMPI's world, as every member of
+ * both sees alike) hands it out; a broadcast over c takes it to the other group, whose
+ * rank 0 takes it back to the leading group by a second (a broadcast over an
+ * intercommunicator reaches the remote group only). 0 when none: c stays with the MPI
+ * below, in every member alike (the below's failure raises in a member by itself). */
+static uint32_t inter_ctx(MPI_Comm c)
+{
+    MPI_Group local, remote, world;
+    PMPI_Comm_group(c, &local);
+    PMPI_Comm_remote_group(c, &remote);
+    PMPI_Comm_group(hmpi_node.world, &world);
+    int mine = lowest_world_rank(local, world), theirs = lowest_world_rank(remote, world);
+    PMPI_Group_free(&local);
+    PMPI_Group_free(&remote);
+    PMPI_Group_free(&world);
+    if (mine == theirs) /* (no member in HMPI's world) */
+        return 0;
+    int lead = mine < theirs, rank = 0;
+    PMPI_Comm_rank(c, &rank);
+    uint32_t ctx = lead && rank == 0 ? hmpi_comm_ctx_new() : 0;
+    int to_other = lead ? (rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    int back = lead ? 0 : (rank == 0 ? MPI_ROOT : MPI_PROC_NULL);
+    MPI_Request q;
+    if (PMPI_Ibcast(&ctx, 1, MPI_UINT32_T, to_other, c, &q) != MPI_SUCCESS ||
+        below_wait(&q) != MPI_SUCCESS ||
+        PMPI_Ibcast(&ctx, 1, MPI_UINT32_T, back, c, &q) != MPI_SUCCESS ||
+        below_wait(&q) != MPI_SUCCESS)
+        return 0;
+    return ctx;
+}
+
 int hmpi_comm_register(MPI_Comm c)
 {
     if (!hmpi_node.active || c == MPI_COMM_NULL)
         return 0;
     int inter = 0;
     PMPI_Comm_test_inter(c, &inter);
-    if (inter)
-        return 0;
+    if (inter) {
+        /* (HMPI's own constructors at set-up make none) */
+        uint32_t ctx = hmpi_comm_starting ? 0 : inter_ctx(c);
+        return ctx ? hmpi_comm_add(c, ctx) : -1;
+    }
     uint32_t ctx = 0;
     if (hmpi_comm_starting) {
         ctx = next_ctx++;

@@ -113,13 +113,26 @@ static int below_idup(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Reque
     return PMPI_Comm_idup(comm, newcomm, request);
 }
 
+/* The state of comm for an idup of it by HMPI, or NULL for the MPI below's alone: a
+ * communicator HMPI does not know, or an intercommunicator (its duplicate takes the
+ * MPI below's context only: the agreement of its two groups, core/context.c, is blocking
+ * collectives; it stays the MPI below's, in every member alike). */
+static hmpi_comm_t *idup_state(MPI_Comm comm)
+{
+    hmpi_comm_t *c = hmpi_node.active && !hmpi_comm_starting ? hmpi_comm_get(comm) : NULL;
+    if (c && c->inter) {
+        c->idup_posted = 1; /* (Open MPI 4.1's later rounds: hmpi_comm_below_nb) */
+        return NULL;
+    }
+    return c;
+}
+
 /* Nonblocking: the duplication and the context's broadcast complete in test or wait
- * (idup_poll), so members may post it at different times. Intercommunicators are not
- * accelerated: theirs is the MPI below's own. */
+ * (idup_poll), so members may post it at different times. */
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     HMPI_ENTER("MPI_Comm_idup");
-    hmpi_comm_t *c = hmpi_node.active && !hmpi_comm_starting ? hmpi_comm_get(comm) : NULL;
+    hmpi_comm_t *c = idup_state(comm);
     if (!c)
         return PMPI_Comm_idup(comm, newcomm, request);
     return idup_start(c, comm, MPI_INFO_NULL, below_idup, newcomm, request, "MPI_Comm_idup");
@@ -130,7 +143,7 @@ HMPI_PMPI(Comm_idup)
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
     HMPI_ENTER("MPI_Comm_idup_with_info");
-    hmpi_comm_t *c = hmpi_node.active && !hmpi_comm_starting ? hmpi_comm_get(comm) : NULL;
+    hmpi_comm_t *c = idup_state(comm);
     if (!c)
         return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
     return idup_start(c, comm, info, PMPI_Comm_idup_with_info, newcomm, request,
@@ -190,8 +203,8 @@ HMPI_PMPI(Comm_create_group)
  * under sessions): bad groups are HMPI's to refuse (session.h), since the MPI below
  * builds on MPI_GROUP_NULL (Open MPI 5.0) and on a group of a finalized session (both),
  * as errors of no object (MPI-4.1 §9.3); then the members arrive among themselves and
- * the MPI below constructs. The intracommunicator is accelerated as every other; an
- * intercommunicator is the MPI below's alone, as MPI_Intercomm_create's. */
+ * the MPI below constructs. Both are accelerated as every other (an intercommunicator's
+ * point-to-point, core/comm.h). */
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
@@ -221,15 +234,34 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
             return hmpi_raise_in(MPI_COMM_NULL, err, "MPI_Intercomm_create_from_groups");
         hmpi_comm_arrive_group(local_group, remote_group, stringtag, 1);
     }
-    return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader,
-                                             stringtag, info, errhandler, newintercomm);
+    return registered(PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group,
+                                                        remote_leader, stringtag, info, errhandler,
+                                                        newintercomm),
+                      newintercomm);
 }
 HMPI_PMPI(Intercomm_create_from_groups)
 #endif
 
+/* The members of local_comm arrive among themselves; the leaders' exchange over
+ * peer_comm, inside the MPI below, still blocks without HMPI's engine: a member of the
+ * other group that waits in a synchronous send to this group for a receive posted before
+ * the call can hang it, as it could before (docs/limitations.md). */
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    HMPI_ENTER("MPI_Intercomm_create");
+    hmpi_comm_arrive(local_comm);
+    return registered(PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag,
+                                            newintercomm),
+                      newintercomm);
+}
+HMPI_PMPI(Intercomm_create)
+
+/* Over an accelerated intercommunicator both groups arrive first (hmpi_comm_arrive). */
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
 {
     HMPI_ENTER("MPI_Intercomm_merge");
+    hmpi_comm_arrive(intercomm);
     return registered(PMPI_Intercomm_merge(intercomm, high, newcomm), newcomm);
 }
 HMPI_PMPI(Intercomm_merge)

@@ -65,6 +65,8 @@ static int init_any(const void *buf, int partitions, MPI_Count count, MPI_Dataty
 {
     HMPI_ENTER(fn);
     hmpi_comm_t *c = hmpi_comm_get(comm);
+    if (c && c->inter) /* an intercommunicator's: the MPI below's, on both sides alike */
+        c = NULL;
     if (!c && hmpi_check_comm_null(comm, fn))
         return MPI_ERR_COMM;
     hmpi_p2p_args_t a = {c, comm, (void *)buf, 0, type, {0}, peer, tag, HMPI_MODE_STANDARD};

@@ -147,7 +147,8 @@ hmpi_comm_t *hmpi_rma_comm(MPI_Comm comm)
 {
     if (!hmpi_node.active || !hmpi_knobs.RMA)
         return NULL;
-    return hmpi_comm_get(comm);
+    hmpi_comm_t *c = hmpi_comm_get(comm);
+    return c && !c->inter ? c : NULL; /* (on an intercommunicator the below raises) */
 }
 
 static void *zalloc(size_t n) { return hmpi_heap_calloc(n ? n : 1, 1); }
