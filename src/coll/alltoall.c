@@ -193,7 +193,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (!s && hmpi_check_comm_null(comm, "MPI_Alltoall"))
         return MPI_ERR_COMM;
     if (!s)
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        HMPI_COLL_RETURN_BELOW(PMPI_Alltoall, PMPI_Ialltoall, comm, sendbuf, sendcount, sendtype,
+                               recvbuf, recvcount, recvtype, comm);
     int err = sendbuf == MPI_IN_PLACE
                   ? MPI_SUCCESS
                   : hmpi_check_buf(sendbuf, sendcount, sendtype, HMPI_SIDE_SEND);
@@ -218,8 +219,8 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     if (!s && hmpi_check_comm_null(comm, "MPI_Alltoallv"))
         return MPI_ERR_COMM;
     if (!s)
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm);
+        HMPI_COLL_RETURN_BELOW(PMPI_Alltoallv, PMPI_Ialltoallv, comm, sendbuf, sendcounts, sdispls,
+                               sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     int err = sendbuf == MPI_IN_PLACE ? MPI_SUCCESS : hmpi_check_type(sendtype, "sendtype");
     if (!err)
         err = hmpi_check_type(recvtype, "recvtype");
@@ -242,8 +243,8 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
     if (!s && hmpi_check_comm_null(comm, "MPI_Alltoallw"))
         return MPI_ERR_COMM;
     if (!s)
-        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                              recvtypes, comm);
+        HMPI_COLL_RETURN_BELOW(PMPI_Alltoallw, PMPI_Ialltoallw, comm, sendbuf, sendcounts, sdispls,
+                               sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
     side_t sd = {(void *)sendbuf, sendcounts, sdispls, sendtypes, 0, 1, MPI_DATATYPE_NULL, 0};
     side_t rv = {recvbuf, recvcounts, rdispls, recvtypes, 0, 1, MPI_DATATYPE_NULL, 0};
     return hmpi_raise_in(comm, alltoall_team(&s->team, &sd, &rv, sendbuf == MPI_IN_PLACE),

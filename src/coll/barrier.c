@@ -54,8 +54,10 @@ int MPI_Barrier(MPI_Comm comm)
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     HMPI_COLL_COUNT(barrier, s != NULL);
+    if (!s && hmpi_check_comm_null(comm, "MPI_Barrier"))
+        return MPI_ERR_COMM;
     if (!s)
-        return hmpi_check_comm_null(comm, "MPI_Barrier") ? MPI_ERR_COMM : PMPI_Barrier(comm);
+        HMPI_COLL_RETURN_BELOW(PMPI_Barrier, PMPI_Ibarrier, comm, comm);
     if (s->mode == HMPI_COLL_FLAT) {
         team_barrier(&s->team);
         return MPI_SUCCESS;

@@ -242,9 +242,10 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     hmpi_comm_t *c;
     hmpi_coll_comm_t *s = hmpi_coll_get(comm, &c);
     HMPI_COLL_COUNT(bcast, s != NULL);
+    if (!s && hmpi_check_comm_null(comm, "MPI_Bcast"))
+        return MPI_ERR_COMM;
     if (!s)
-        return hmpi_check_comm_null(comm, "MPI_Bcast") ? MPI_ERR_COMM
-                                                       : PMPI_Bcast(buf, count, type, root, comm);
+        HMPI_COLL_RETURN_BELOW(PMPI_Bcast, PMPI_Ibcast, comm, buf, count, type, root, comm);
     int err = hmpi_check_buf(buf, count, type, HMPI_SIDE_ONE);
     if (!err)
         err = hmpi_check_root(root, c->size);

@@ -154,6 +154,23 @@ typedef struct hmpi_coll_comm_s {
  * (collective over c) and letting every nonblocking collective started before on c run
  * to its end (nbc.h), or NULL when collectives on comm pass to the MPI below. */
 hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p);
+/* Whether a collective on comm that goes to the MPI below must be waited for with HMPI's
+ * progress: on an intercommunicator whose point-to-point is HMPI's (core/comm.h) and
+ * whose collectives are the MPI below's, a rank inside the below's blocking call would
+ * not match a local peer's synchronous send to a receive it posted before (MPI-4.1 §3.5;
+ * tests/mpi/p2p/intercomm.c). Such a call then goes to its nonblocking form, waited for
+ * by hmpi_coll_below_done. Every member answers alike. */
+int hmpi_coll_below_nb(MPI_Comm comm);
+/* The end of such a call: err, the nonblocking form's, or its wait's. */
+int hmpi_coll_below_done(int err, MPI_Request *q);
+/* Returns the MPI below's collective BLOCKING(args...), or where hmpi_coll_below_nb
+ * says so NONBLOCKING(args..., &q) waited for with progress; args end with comm. */
+#define HMPI_COLL_RETURN_BELOW(BLOCKING, NONBLOCKING, comm, ...)                                   \
+    do {                                                                                           \
+        MPI_Request q_;                                                                            \
+        return hmpi_coll_below_nb(comm) ? hmpi_coll_below_done(NONBLOCKING(__VA_ARGS__, &q_), &q_) \
+                                        : BLOCKING(__VA_ARGS__);                                   \
+    } while (0)
 /* The setup of a communicator's state in two halves (comm.c): the exchange of the slots
  * posted (a new state in mode SETUP, the exchange in flight), and its end once the
  * exchange is complete: 1 when the state is set up (its mode final), 0 while the

@@ -378,6 +378,17 @@ hmpi_coll_comm_t *hmpi_coll_get(MPI_Comm comm, hmpi_comm_t **c_p)
     return s;
 }
 
+int hmpi_coll_below_nb(MPI_Comm comm)
+{
+    hmpi_comm_t *c = hmpi_comm_get(comm);
+    return c && c->inter && hmpi_comm_below_nb(c);
+}
+
+int hmpi_coll_below_done(int err, MPI_Request *q)
+{
+    return err != MPI_SUCCESS ? err : hmpi_p2p_below_wait(q, MPI_STATUS_IGNORE, HMPI_WAIT_COLL);
+}
+
 hmpi_coll_comm_t *hmpi_coll_get_nb(MPI_Comm comm, hmpi_comm_t **c_p)
 {
     hmpi_comm_t *c = hmpi_comm_get(comm);

@@ -261,9 +261,12 @@ static int gather_entry(const void *sendbuf, int scount, MPI_Datatype stype, voi
         HMPI_COLL_COUNT(gatherv, s != NULL);
     else
         HMPI_COLL_COUNT(gather, s != NULL);
+    if (!s && v)
+        HMPI_COLL_RETURN_BELOW(PMPI_Gatherv, PMPI_Igatherv, comm, sendbuf, scount, stype, recvbuf,
+                               rcounts, displs, rtype, root, comm);
     if (!s)
-        return v ? PMPI_Gatherv(sendbuf, scount, stype, recvbuf, rcounts, displs, rtype, root, comm)
-                 : PMPI_Gather(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
+        HMPI_COLL_RETURN_BELOW(PMPI_Gather, PMPI_Igather, comm, sendbuf, scount, stype, recvbuf,
+                               rcount, rtype, root, comm);
     blocks_t rb = {recvbuf, rcounts, displs, rcount, rtype, 0};
     return hmpi_raise_in(comm, gather_team(&s->team, sendbuf, scount, stype, &rb, root), fn);
 }
@@ -433,10 +436,12 @@ static int scatter_entry(const void *sendbuf, const int *scounts, const int *dis
         HMPI_COLL_COUNT(scatterv, s != NULL);
     else
         HMPI_COLL_COUNT(scatter, s != NULL);
+    if (!s && v)
+        HMPI_COLL_RETURN_BELOW(PMPI_Scatterv, PMPI_Iscatterv, comm, sendbuf, scounts, displs, stype,
+                               recvbuf, rcount, rtype, root, comm);
     if (!s)
-        return v ? PMPI_Scatterv(sendbuf, scounts, displs, stype, recvbuf, rcount, rtype, root,
-                                 comm)
-                 : PMPI_Scatter(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
+        HMPI_COLL_RETURN_BELOW(PMPI_Scatter, PMPI_Iscatter, comm, sendbuf, scount, stype, recvbuf,
+                               rcount, rtype, root, comm);
     blocks_t sb = {(void *)sendbuf, scounts, displs, scount, stype, 0};
     return hmpi_raise_in(comm, scatter_team(&s->team, &sb, recvbuf, rcount, rtype, root), fn);
 }
@@ -531,9 +536,12 @@ static int allgather_entry(const void *sendbuf, int scount, MPI_Datatype stype, 
         HMPI_COLL_COUNT(allgatherv, s != NULL);
     else
         HMPI_COLL_COUNT(allgather, s != NULL);
+    if (!s && v)
+        HMPI_COLL_RETURN_BELOW(PMPI_Allgatherv, PMPI_Iallgatherv, comm, sendbuf, scount, stype,
+                               recvbuf, rcounts, displs, rtype, comm);
     if (!s)
-        return v ? PMPI_Allgatherv(sendbuf, scount, stype, recvbuf, rcounts, displs, rtype, comm)
-                 : PMPI_Allgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm);
+        HMPI_COLL_RETURN_BELOW(PMPI_Allgather, PMPI_Iallgather, comm, sendbuf, scount, stype,
+                               recvbuf, rcount, rtype, comm);
     blocks_t rb = {recvbuf, rcounts, displs, rcount, rtype, 0};
     return hmpi_raise_in(comm, allgather_team(&s->team, sendbuf, scount, stype, &rb), fn);
 }

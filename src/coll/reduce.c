@@ -250,7 +250,8 @@ static int below_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
         return err;
     }
 #endif
-    return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+    HMPI_COLL_RETURN_BELOW(PMPI_Reduce, PMPI_Ireduce, comm, sendbuf, recvbuf, count, type, op, root,
+                           comm);
 }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -440,7 +441,8 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
     if (!s && hmpi_check_comm_null(comm, "MPI_Allreduce"))
         return MPI_ERR_COMM;
     if (!s)
-        return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+        HMPI_COLL_RETURN_BELOW(PMPI_Allreduce, PMPI_Iallreduce, comm, sendbuf, recvbuf, count, type,
+                               op, comm);
     if (s->mode == HMPI_COLL_FLAT)
         err = allreduce_team(&s->team, sendbuf, recvbuf, count, type, op);
     else

@@ -99,9 +99,12 @@ static inline int rs_entry(const void *sendbuf, void *recvbuf, const int *counts
         HMPI_COLL_COUNT(reduce_scatter_block, s != NULL);
     if (!s && hmpi_check_comm_null(comm, fn))
         return MPI_ERR_COMM;
+    if (!s && v)
+        HMPI_COLL_RETURN_BELOW(PMPI_Reduce_scatter, PMPI_Ireduce_scatter, comm, sendbuf, recvbuf,
+                               counts, type, op, comm);
     if (!s)
-        return v ? PMPI_Reduce_scatter(sendbuf, recvbuf, counts, type, op, comm)
-                 : PMPI_Reduce_scatter_block(sendbuf, recvbuf, block, type, op, comm);
+        HMPI_COLL_RETURN_BELOW(PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block, comm, sendbuf,
+                               recvbuf, block, type, op, comm);
     /* The v form's counts are checked with the blocks (rs_team). */
     int err = hmpi_check_reduce(MPI_IN_PLACE, v ? MPI_IN_PLACE : recvbuf, block, type, op);
     if (err == MPI_SUCCESS && v && !counts)

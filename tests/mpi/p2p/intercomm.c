@@ -275,6 +275,147 @@ static void exercise(MPI_Comm ic, int low, int accel, const char *what)
           cls);
 }
 
+/* A collective on ic does not hold back a send and a receive that match (MPI-4.1 §3.5,
+ * as tests/mpi/p2p/p2p_behind_coll.c on intracommunicators): the low rank posts a receive
+ * from its partner and enters the collective; the partner sends with MPI_Ssend, which
+ * returns only once the receive is matched, and only then enters it. The MPI below
+ * carries the intercommunicator's collectives while HMPI carries its messages: a rank
+ * inside the below's blocking call, not moving HMPI's engine, would hang here. One
+ * collective of each kind, with its result checked. */
+enum {
+    K_BARRIER,
+    K_BCAST,
+    K_GATHER,
+    K_GATHERV,
+    K_SCATTER,
+    K_SCATTERV,
+    K_ALLGATHER,
+    K_ALLGATHERV,
+    K_ALLTOALL,
+    K_ALLTOALLV,
+    K_ALLTOALLW,
+    K_REDUCE,
+    K_ALLREDUCE,
+    K_REDUCE_SCATTER,
+    K_REDUCE_SCATTER_BLOCK,
+    NKINDS
+};
+
+static void behind(MPI_Comm ic, int low)
+{
+    int r, n;
+    MPI_Comm_rank(ic, &r);
+    MPI_Comm_remote_size(ic, &n);
+    int *in = malloc(sizeof(int) * (size_t)n), *out = malloc(sizeof(int) * (size_t)n);
+    int *ones = malloc(sizeof(int) * (size_t)n), *displs = malloc(sizeof(int) * (size_t)n);
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        ones[i] = 1;
+        displs[i] = i;
+        types[i] = MPI_INT;
+    }
+    int *wdispls = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        wdispls[i] = i * (int)sizeof(int);
+    /* Rooted calls: the low group's rank 0 is the root. */
+    int root = low ? (r == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    int mine = (low ? 1000 : 2000) + r; /* what this rank gives */
+    for (int k = 0; k < NKINDS; k++) {
+        int msg = -1, got = 0;
+        MPI_Request q = MPI_REQUEST_NULL;
+        if (low)
+            CHECK(MPI_Irecv(&msg, 1, MPI_INT, r, 50 + k, ic, &q) == MPI_SUCCESS, "Irecv");
+        else
+            CHECK(MPI_Ssend(&k, 1, MPI_INT, r, 50 + k, ic) == MPI_SUCCESS, "Ssend");
+        for (int i = 0; i < n; i++) {
+            in[i] = mine;
+            out[i] = -1;
+        }
+        int err = MPI_SUCCESS, one = -1, want = 0;
+        /* want: what out[i] (or one) must hold from remote rank i, -1 where nothing. */
+        switch (k) {
+        case K_BARRIER: err = MPI_Barrier(ic); break;
+        case K_BCAST:
+            one = low && r == 0 ? 77 : -1;
+            err = MPI_Bcast(&one, 1, MPI_INT, root, ic);
+            got = one == (low && r == 0 ? 77 : low ? -1 : 77);
+            break;
+        case K_GATHER:
+        case K_GATHERV:
+            err = k == K_GATHER
+                      ? MPI_Gather(&mine, 1, MPI_INT, out, 1, MPI_INT, root, ic)
+                      : MPI_Gatherv(&mine, 1, MPI_INT, out, ones, displs, MPI_INT, root, ic);
+            got = 1;
+            for (int i = 0; i < n; i++)
+                got &= out[i] == (low && r == 0 ? 2000 + i : -1);
+            break;
+        case K_SCATTER:
+        case K_SCATTERV:
+            for (int i = 0; i < n; i++)
+                in[i] = 3000 + i;
+            err = k == K_SCATTER
+                      ? MPI_Scatter(in, 1, MPI_INT, &one, 1, MPI_INT, root, ic)
+                      : MPI_Scatterv(in, ones, displs, MPI_INT, &one, 1, MPI_INT, root, ic);
+            got = one == (low ? -1 : 3000 + r);
+            break;
+        case K_ALLGATHER:
+        case K_ALLGATHERV:
+            err = k == K_ALLGATHER
+                      ? MPI_Allgather(&mine, 1, MPI_INT, out, 1, MPI_INT, ic)
+                      : MPI_Allgatherv(&mine, 1, MPI_INT, out, ones, displs, MPI_INT, ic);
+            got = 1;
+            for (int i = 0; i < n; i++)
+                got &= out[i] == (low ? 2000 : 1000) + i;
+            break;
+        case K_ALLTOALL:
+        case K_ALLTOALLV:
+        case K_ALLTOALLW:
+            for (int i = 0; i < n; i++)
+                in[i] = (low ? 1000 : 2000) * 10 + r * 100 + i; /* to remote rank i */
+            err = k == K_ALLTOALL ? MPI_Alltoall(in, 1, MPI_INT, out, 1, MPI_INT, ic)
+                  : k == K_ALLTOALLV
+                      ? MPI_Alltoallv(in, ones, displs, MPI_INT, out, ones, displs, MPI_INT, ic)
+                      : MPI_Alltoallw(in, ones, wdispls, types, out, ones, wdispls, types, ic);
+            got = 1;
+            for (int i = 0; i < n; i++)
+                got &= out[i] == (low ? 2000 : 1000) * 10 + i * 100 + r;
+            break;
+        case K_REDUCE:
+            err = MPI_Reduce(&mine, &one, 1, MPI_INT, MPI_SUM, root, ic);
+            want = 2000 * n + n * (n - 1) / 2;
+            got = one == (low && r == 0 ? want : -1);
+            break;
+        case K_ALLREDUCE:
+            err = MPI_Allreduce(&mine, &one, 1, MPI_INT, MPI_SUM, ic);
+            got = one == (low ? 2000 : 1000) * n + n * (n - 1) / 2;
+            break;
+        case K_REDUCE_SCATTER:
+        case K_REDUCE_SCATTER_BLOCK:
+            /* n elements a side, one to each member of the other group. */
+            for (int i = 0; i < n; i++)
+                in[i] = (low ? 1 : 100) * (i + 1);
+            err = k == K_REDUCE_SCATTER
+                      ? MPI_Reduce_scatter(in, &one, ones, MPI_INT, MPI_SUM, ic)
+                      : MPI_Reduce_scatter_block(in, &one, 1, MPI_INT, MPI_SUM, ic);
+            got = one == (low ? 100 : 1) * (r + 1) * n;
+            break;
+        }
+        CHECK(err == MPI_SUCCESS, "behind: collective %d: error %d", k, err);
+        CHECK(k == K_BARRIER || got, "behind: collective %d: wrong result (rank %d, low %d)", k, r,
+              low);
+        if (low) {
+            CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS && msg == k,
+                  "behind: collective %d: message %d", k, msg);
+        }
+    }
+    free(in);
+    free(out);
+    free(ones);
+    free(displs);
+    free(wdispls);
+    free(types);
+}
+
 /* MPI_Intercomm_merge of ic, the low group first: an intracommunicator of the world's
  * size whose allreduce HMPI does. */
 static void merged(MPI_Comm ic, int low)
@@ -309,6 +450,7 @@ int main(int argc, char **argv)
     CHECK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, low ? 1 : 0, 77, &ic) == MPI_SUCCESS,
           "Intercomm_create");
     exercise(ic, low, 1, "Intercomm_create");
+    behind(ic, low);
     CHECK(MPI_Comm_dup(ic, &dup) == MPI_SUCCESS, "dup");
     exercise(dup, low, 1, "dup");
     /* One color, the same order: rank r stays rank r (the pairs stay). */
@@ -341,6 +483,7 @@ int main(int argc, char **argv)
                                            MPI_ERRORS_RETURN, &ic) == MPI_SUCCESS,
           "Intercomm_create_from_groups");
     exercise(ic, low, 1, "from groups");
+    behind(ic, low);
     merged(ic, low);
     MPI_Comm_free(&ic);
     MPI_Group_free(&even);
