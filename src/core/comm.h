@@ -7,6 +7,7 @@
 #ifndef HMPI_CORE_COMM_H
 #define HMPI_CORE_COMM_H
 
+#include "../common/hash.h"
 #include "../common/hidden.h"
 
 #include <mpi.h>
@@ -39,14 +40,11 @@ typedef struct hmpi_comm_s {
  * is read inline, any other is looked up in the hash table (comm.c), inline too: every
  * point-to-point call's short way does it (about 15 instructions). */
 extern HMPI_HIDDEN hmpi_comm_t *hmpi_comm_world;
-enum { HMPI_COMM_BUCKETS = 256 };
+enum { HMPI_COMM_BUCKET_BITS = 8, HMPI_COMM_BUCKETS = 1 << HMPI_COMM_BUCKET_BITS };
 extern HMPI_HIDDEN hmpi_comm_t *hmpi_comm_buckets[HMPI_COMM_BUCKETS];
 static inline unsigned hmpi_comm_bucket_of(MPI_Comm c)
 {
-    uintptr_t v = (uintptr_t)c;
-    v ^= v >> 17;
-    v *= 0x9E3779B97F4A7C15ULL;
-    return (unsigned)(v >> 56) % HMPI_COMM_BUCKETS;
+    return hmpi_hash_handle((uintptr_t)c, HMPI_COMM_BUCKET_BITS);
 }
 /* Takes no lock: a chain's head is published whole (comm.c). */
 static inline hmpi_comm_t *hmpi_comm_find(MPI_Comm c)

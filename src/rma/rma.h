@@ -18,6 +18,7 @@
 
 #include "ctrl.h"
 #include "../common/assert.h"
+#include "../common/hash.h"
 #include "../common/hidden.h"
 #include "../core/datatype.h"
 #include "../shm/wait.h"
@@ -102,15 +103,12 @@ typedef struct hmpi_win_s {
 int hmpi_rma_win_is_valid(const hmpi_win_t *w);
 
 /* The window table (window.c): hash chains keyed by the below's handle. */
-enum { HMPI_WIN_BUCKETS = 64 };
+enum { HMPI_WIN_BUCKET_BITS = 6, HMPI_WIN_BUCKETS = 1 << HMPI_WIN_BUCKET_BITS };
 extern HMPI_HIDDEN hmpi_win_t *hmpi_win_table[HMPI_WIN_BUCKETS];
 
 static inline unsigned hmpi_win_bucket(MPI_Win win)
 {
-    uintptr_t v = (uintptr_t)win;
-    v ^= v >> 17;
-    v *= 0x9E3779B97F4A7C15ULL;
-    return (unsigned)(v >> 58) % HMPI_WIN_BUCKETS;
+    return hmpi_hash_handle((uintptr_t)win, HMPI_WIN_BUCKET_BITS);
 }
 
 /* The state of win, or NULL when HMPI does not accelerate it (every call passes).
