@@ -168,6 +168,25 @@ static void enqueue_running(hmpi_coll_op_t *op)
     s->nbc_head = s->nbc_tail = op;
 }
 
+/* Starts op (from its first phase): behind the earlier operations of its communicator,
+ * queued; alone, run at once as the queue's head would be, and queued only when it
+ * waits. op->done says whether it ran to its end. */
+static void launch(hmpi_coll_op_t *op)
+{
+    hmpi_coll_comm_t *s = op->s;
+    if (s->nbc_head) {
+        enqueue(op);
+        advance(s);
+        return;
+    }
+    op->phase = op->step = op->at = 0;
+    op->e = op->meet = 0;
+    op->err = MPI_SUCCESS;
+    op->done = run(op);
+    if (!op->done)
+        enqueue_running(op);
+}
+
 void hmpi_coll_drain(hmpi_coll_comm_t *s)
 {
     hmpi_backoff_t b = {0};
@@ -207,17 +226,7 @@ static int op_start(hmpi_req_t *r)
         op->nphases--;
         memmove(op->phase_fn, op->phase_fn + 1, sizeof op->phase_fn[0] * (size_t)op->nphases);
     }
-    if (s->nbc_head) { /* behind the earlier ones */
-        enqueue(op);
-        advance(s);
-    } else { /* alone: runs as the head would, the queue left alone unless it waits */
-        op->phase = op->step = op->at = 0;
-        op->e = op->meet = 0;
-        op->err = MPI_SUCCESS;
-        op->done = run(op);
-        if (!op->done)
-            enqueue_running(op);
-    }
+    launch(op);
     if (op->done) { /* else progress moves it, a background kind */
         hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, op->err, 0);
         hmpi_req_finish(r);
@@ -374,16 +383,7 @@ int hmpi_coll_op_start(hmpi_coll_op_t *op, MPI_Request *request)
         return MPI_ERR_NO_MEM;
     }
     if (!op->persistent) {
-        if (op->s->nbc_head) { /* behind the earlier ones */
-            enqueue(op);
-            advance(op->s);
-        } else { /* alone: runs as the head would, the queue left alone unless it waits */
-            op->err = MPI_SUCCESS;
-            if (run(op))
-                op->done = 1;
-            else
-                enqueue_running(op);
-        }
+        launch(op);
         if (op->done && op->err == MPI_SUCCESS) {
             /* It ran to its end here: the shared complete request stands for it, and
              * nothing is left to release (an error needs a request of its own, which
