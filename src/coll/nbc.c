@@ -168,10 +168,11 @@ static void enqueue_running(hmpi_coll_op_t *op)
     s->nbc_head = s->nbc_tail = op;
 }
 
-/* Starts op (from its first phase): behind the earlier operations of its communicator,
+/* Starts op, at its first phase (a new one is all zero; a persistent one is rewound
+ * first, op_start): behind the earlier operations of its communicator,
  * queued; alone, run at once as the queue's head would be, and queued only when it
  * waits. op->done says whether it ran to its end. */
-static void launch(hmpi_coll_op_t *op)
+static inline void launch(hmpi_coll_op_t *op)
 {
     hmpi_coll_comm_t *s = op->s;
     if (s->nbc_head) {
@@ -179,8 +180,6 @@ static void launch(hmpi_coll_op_t *op)
         advance(s);
         return;
     }
-    op->phase = op->step = op->at = 0;
-    op->e = op->meet = 0;
     op->err = MPI_SUCCESS;
     op->done = run(op);
     if (!op->done)
@@ -226,6 +225,8 @@ static int op_start(hmpi_req_t *r)
         op->nphases--;
         memmove(op->phase_fn, op->phase_fn + 1, sizeof op->phase_fn[0] * (size_t)op->nphases);
     }
+    op->phase = op->step = op->at = 0; /* (a round before left them at its end) */
+    op->e = op->meet = 0;
     launch(op);
     if (op->done) { /* else progress moves it, a background kind */
         hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, op->err, 0);
