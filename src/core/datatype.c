@@ -281,6 +281,7 @@ void hmpi_type_release(MPI_Datatype type)
     pthread_mutex_unlock(&holds_lock);
     if (freed) {
         hmpi_type_forget(type);
+        hmpi_check_type_freed(type);
         PMPI_Type_free(&type);
     }
 }
