@@ -68,11 +68,11 @@ static void root_help(hmpi_coll_team_t *t, uint64_t e, const unsigned char *src,
     }
 }
 
-/* A small broadcast through the root's ring (coll.h): the root may run ahead. */
-static int ring_root(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
-                     const hmpi_layout_t *l)
+/* A small broadcast through the root's ring (coll.h): the root may run ahead. The root
+ * writes its entry r of epoch e (claimed) and is done. */
+static int ring_write(hmpi_coll_team_t *t, uint64_t e, hmpi_coll_ring_t *r, void *buf, int count,
+                      MPI_Datatype type, const hmpi_layout_t *l)
 {
-    hmpi_coll_ring_t *r = hmpi_coll_ring_claim(t, e);
     int err = hmpi_coll_pack(r->data, buf, count, type, l);
     r->bytes = (uint32_t)l->size;
     r->off = 0;
@@ -81,9 +81,15 @@ static int ring_root(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
     return err;
 }
 
-/* A reader's side of ring_root: copies entry r of epoch e. */
-static int ring_read(hmpi_coll_team_t *t, uint64_t e, const hmpi_coll_ring_t *r, void *buf,
-                     int count, MPI_Datatype type, const hmpi_layout_t *l)
+static int ring_root(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
+                     const hmpi_layout_t *l)
+{
+    return ring_write(t, e, hmpi_coll_ring_claim(t, e), buf, count, type, l);
+}
+
+/* A reader's side of ring_write: copies entry r of epoch e. */
+static inline int ring_read(hmpi_coll_team_t *t, uint64_t e, const hmpi_coll_ring_t *r, void *buf,
+                            int count, MPI_Datatype type, const hmpi_layout_t *l)
 {
     int err = MPI_SUCCESS;
     size_t bytes = r->bytes; /* read once */
@@ -273,6 +279,29 @@ HMPI_PMPI(Bcast)
 
 /* ---- nonblocking and persistent (nbc.h) -------------------------------------------------- */
 
+/* A broadcast of at most HMPI_COLL_RING_BYTES in epoch e, from member root, as far as it
+ * goes without waiting: the root writes its ring entry (as MPI_Bcast's root does), a
+ * reader copies the entry once written. 1 when done (DONE published, *err its error),
+ * else 0 with nothing done: the root's entry is still read, the root has not arrived, or
+ * it used its slot (a count larger than ours), which hmpi_coll_phase_bcast reads. */
+static int small_now(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
+                     const hmpi_layout_t *l, int root, int *err)
+{
+    HMPI_ASSERT_INTERNAL(l->size <= HMPI_COLL_RING_BYTES);
+    if (t->ep.me == root) {
+        hmpi_coll_ring_t *r = hmpi_coll_try_ring(t, e);
+        if (!r)
+            return 0;
+        *err = ring_write(t, e, r, buf, count, type, l);
+        return 1;
+    }
+    const hmpi_coll_ring_t *r = hmpi_coll_ring(t, root, e);
+    if (atomic_load_explicit(&r->seq, memory_order_acquire) != e)
+        return 0;
+    *err = ring_read(t, e, r, buf, count, type, l);
+    return 1;
+}
+
 /* A broadcast on the team from member op->root of (op->recvbuf, op->count, op->type)
  * without waits: the root publishes its data (in its slot when small, its heap buffer in
  * place, else a packed copy in its scratch) and is done, or for a buffer read in place
@@ -286,9 +315,23 @@ int hmpi_coll_phase_bcast(hmpi_coll_op_t *op)
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return 1;
     }
+    int err = MPI_SUCCESS;
+    if (op->step == 0 && l->size <= HMPI_COLL_RING_BYTES &&
+        small_now(t, e, op->recvbuf, op->count, op->type, l, op->root, &err)) {
+        hmpi_coll_op_note(op, err);
+        return 1;
+    }
     if (t->ep.me != op->root) {
-        if (op->step == 0 && !hmpi_epoch_reached(&t->ep, op->root, e, HMPI_COLL_ARRIVED))
-            return 0;
+        if (op->step == 0) {
+            if (!hmpi_epoch_reached(&t->ep, op->root, e, HMPI_COLL_ARRIVED))
+                return 0;
+            /* seq is stored before the root's state: a ring entry is seen now */
+            const hmpi_coll_ring_t *r = hmpi_coll_ring(t, op->root, e);
+            if (atomic_load_explicit(&r->seq, memory_order_acquire) == e) {
+                hmpi_coll_op_note(op, ring_read(t, e, r, op->recvbuf, op->count, op->type, l));
+                return 1;
+            }
+        }
         const hmpi_coll_half_t *h = hmpi_coll_half(t, op->root, e);
         const unsigned char *src = (const unsigned char *)(uintptr_t)h->addr;
         size_t bytes = h->bytes;
@@ -324,6 +367,8 @@ int hmpi_coll_phase_bcast(hmpi_coll_op_t *op)
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return 1;
     }
+    if (op->step == 0 && l->size <= HMPI_COLL_RING_BYTES)
+        return 0; /* the root's ring entry is still read */
     if (op->step == 0) {
         hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
         if (!h)
@@ -397,8 +442,22 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
         err = hmpi_check_root(root, c->size);
     if (!err && !request)
         err = hmpi_err_what(MPI_ERR_ARG, "request is NULL");
+    hmpi_layout_t l;
+    if (!err)
+        err = hmpi_layout_get(type, count, &l);
     if (err)
         return hmpi_raise_in(comm, err, fn);
+    /* Small, on one node, nothing before it: as far as it goes now, an operation only
+     * where it must wait (room for its request asked first: the epoch begins here). */
+    uint64_t e = 0;
+    if (!persistent && s->mode == HMPI_COLL_FLAT && l.size <= HMPI_COLL_RING_BYTES &&
+        !s->nbc_head && hmpi_req_room()) {
+        e = hmpi_coll_begin(&s->team);
+        if (small_now(&s->team, e, buf, count, type, &l, root, &err) && err == MPI_SUCCESS) {
+            *request = hmpi_req_handle(hmpi_req_coll_done());
+            return MPI_SUCCESS;
+        }
+    }
     int lroot = hmpi_coll_op_member(s, c, root);
     hmpi_coll_phase_fn flat[] = {hmpi_coll_phase_bcast};
     hmpi_coll_phase_fn root_node[] = {hmpi_coll_phase_bcast, leaders_ibcast};
@@ -415,9 +474,10 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
     op->root = lroot >= 0 ? lroot : 0;
     op->persistent = (uint8_t)persistent;
     op->below_start = below_ibcast;
-    err = hmpi_layout_get(type, count, &op->l);
-    if (!err && op->l.derived) /* a predefined type needs no hold */
-        err = hmpi_coll_op_hold(op, type);
+    op->l = l;
+    op->e = e;     /* begun above: the program goes on from there, */
+    op->err = err; /* or it ended there in error (an operation carries it to the wait) */
+    err = l.derived ? hmpi_coll_op_hold(op, type) : MPI_SUCCESS; /* predefined: no hold */
     return hmpi_coll_op_go(op, err, request, comm, fn);
 }
 

@@ -171,7 +171,9 @@ static void enqueue_running(hmpi_coll_op_t *op)
 /* Starts op, at its first phase (a new one is all zero; a persistent one is rewound
  * first, op_start): behind the earlier operations of its communicator,
  * queued; alone, run at once as the queue's head would be, and queued only when it
- * waits. op->done says whether it ran to its end. */
+ * waits. op->done says whether it ran to its end. Alone, a new operation may come with
+ * its first phase's epoch begun (op->e: its entry point went as far as it could without
+ * an operation) or with its error and no phase left to run. */
 static inline void launch(hmpi_coll_op_t *op)
 {
     hmpi_coll_comm_t *s = op->s;
@@ -180,7 +182,6 @@ static inline void launch(hmpi_coll_op_t *op)
         advance(s);
         return;
     }
-    op->err = MPI_SUCCESS;
     op->done = run(op);
     if (!op->done)
         enqueue_running(op);
@@ -227,6 +228,7 @@ static int op_start(hmpi_req_t *r)
     }
     op->phase = op->step = op->at = 0; /* (a round before left them at its end) */
     op->e = op->meet = 0;
+    op->err = MPI_SUCCESS;
     launch(op);
     if (op->done) { /* else progress moves it, a background kind */
         hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, op->err, 0);

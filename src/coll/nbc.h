@@ -199,6 +199,17 @@ static inline hmpi_coll_half_t *hmpi_coll_op_open(hmpi_coll_team_t *t, uint64_t 
     }
     return hmpi_coll_try_claim(t, e);
 }
+/* This member's ring entry for epoch e once every member finished e - RING, or NULL while
+ * one has not (hmpi_coll_ring_claim without its wait). */
+static inline hmpi_coll_ring_t *hmpi_coll_try_ring(hmpi_coll_team_t *t, uint64_t e)
+{
+    if (t->ep.seen_done + HMPI_COLL_RING < e) {
+        hmpi_coll_seen_scan(t);
+        if (t->ep.seen_done + HMPI_COLL_RING < e)
+            return NULL;
+    }
+    return hmpi_coll_ring(t, t->ep.me, e);
+}
 /* The scratch with room for len bytes for epoch e, or NULL while its last epoch's
  * readers are not all gone (hmpi_coll_scratch without its wait). */
 void *hmpi_coll_try_scratch(hmpi_coll_team_t *t, uint64_t e, size_t len);

@@ -472,21 +472,27 @@ static int fold(hmpi_coll_op_t *op, void *dst, MPI_Aint first, int m)
     return err;
 }
 
+/* Every member's input of meeting l folded into recvbuf by kernel k (the order
+ * allreduce_small_basic folds in: the same bits everywhere). */
+static inline void line_fold(const hmpi_coll_team_t *t, uint64_t l, void *recvbuf,
+                             hmpi_op_kernel_t k, int count, size_t bytes)
+{
+    const void *x0 = hmpi_coll_line_data(t, 0, l);
+    if (t->ep.n == 1) {
+        memcpy(recvbuf, x0, bytes);
+        return;
+    }
+    k(recvbuf, hmpi_coll_line_data(t, 1, l), x0, (size_t)count);
+    for (int i = 2; i < t->ep.n; i++)
+        k(recvbuf, hmpi_coll_line_data(t, i, l), recvbuf, (size_t)count);
+}
+
 /* The smallest: a basic type in the meeting line, folded by everyone (allreduce_small_basic). */
 static int line_allreduce(hmpi_coll_op_t *op)
 {
-    hmpi_coll_team_t *t = &op->s->team;
     if (!hmpi_coll_op_meet(op, op->in, op->bytes))
         return 0;
-    const void *x0 = hmpi_coll_line_data(t, 0, op->meet);
-    if (t->ep.n == 1) {
-        memcpy(op->recvbuf, x0, op->bytes);
-        return 1;
-    }
-    op->kernel(op->recvbuf, hmpi_coll_line_data(t, 1, op->meet), x0, (size_t)op->count);
-    for (int i = 2; i < t->ep.n; i++)
-        op->kernel(op->recvbuf, hmpi_coll_line_data(t, i, op->meet), op->recvbuf,
-                   (size_t)op->count);
+    line_fold(&op->s->team, op->meet, op->recvbuf, op->kernel, op->count, op->bytes);
     return 1;
 }
 
@@ -676,13 +682,36 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
      * hold. */
     if (s && all && s->mode == HMPI_COLL_FLAT && count > 0 && sendbuf && recvbuf &&
         recvbuf != MPI_IN_PLACE && request && (k = hmpi_op_kernel_size(mop, type, &size))) {
+        hmpi_coll_team_t *t = &s->team;
+        const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+        size_t bytes = (size_t)count * (size_t)size;
+        /* In the meeting line with nothing before it: the last to meet folds at once and
+         * makes no operation; the others' operation goes on from the meeting. */
+        uint64_t meet = 0;
+        int at = 0;
+        if (!persistent && t->line.line && bytes <= t->line.cap && !s->nbc_head &&
+            hmpi_req_room()) {
+            meet = hmpi_meet_enter(&t->line, in, bytes);
+            if (hmpi_meet_test(&t->line, meet, &at)) {
+                HMPI_COLL_COUNT(nonblocking, 1);
+                t->ep.seen_done = t->ep.epoch; /* as hmpi_coll_op_meet */
+                line_fold(t, meet, recvbuf, k, count, bytes);
+                *request = hmpi_req_handle(hmpi_req_coll_done());
+                return MPI_SUCCESS;
+            }
+        }
         hmpi_coll_phase_fn phase = hmpi_coll_phase_allreduce;
         hmpi_coll_op_t *op = hmpi_coll_op_new(hmpi_coll_nb_route(s, 0, 0), c, 1, &phase);
         if (!op)
             return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
+        if (meet) {
+            op->step = 1; /* hmpi_coll_op_meet's test */
+            op->meet = meet;
+            op->at = at;
+        }
         op->sendbuf = sendbuf;
         op->recvbuf = recvbuf;
-        op->in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+        op->in = in;
         op->count = count;
         op->type = type;
         op->mop = mop;
@@ -690,7 +719,7 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
         op->commute = 1;
         op->below_start = below_iallreduce;
         op->kernel = k;
-        op->bytes = (size_t)count * (size_t)size;
+        op->bytes = bytes;
         err = hmpi_layout_get(type, 1, &op->one);
         if (err == MPI_SUCCESS)
             err = hmpi_layout_get(type, count, &op->l);
