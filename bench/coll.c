@@ -20,9 +20,16 @@
  * the bytes of each block. allreduce_char and allreduce_float are allreduce's MPI_SUM on
  * MPI_CHAR and MPI_FLOAT. --comm runs the collectives on MPI_COMM_WORLD, on a
  * communicator of the same ranks from MPI_Comm_create_from_group, or on both in turns
- * (tests TEST_group; neighbor_alltoall's grid is made from MPI_COMM_WORLD). */
+ * (tests TEST_group; neighbor_alltoall's grid is made from MPI_COMM_WORLD). meet is no
+ * MPI call but the floor of every small collective of one node: each rank stores a
+ * counter in its own cache line of a shared-memory window and waits until every other
+ * rank's line holds the same count (a meeting, as an 8-byte allreduce or a barrier must
+ * make: at least one cache line from each rank to every other per call). */
 #define _GNU_SOURCE
 #include "bench_util.h"
+
+#include <sched.h>
+#include <stdatomic.h>
 
 enum {
     T_BARRIER,
@@ -40,6 +47,7 @@ enum {
     T_NEIGHBOR_ALLTOALL,
     T_ALLREDUCE_CHAR,
     T_ALLREDUCE_FLOAT,
+    T_MEET,
     NTESTS
 };
 static const char *const test_name[NTESTS] = {"barrier",
@@ -56,7 +64,8 @@ static const char *const test_name[NTESTS] = {"barrier",
                                               "iallreduce_overlap",
                                               "neighbor_alltoall",
                                               "allreduce_char",
-                                              "allreduce_float"};
+                                              "allreduce_float",
+                                              "meet"};
 /* The tests run when none is named: the blocking ones HMPI has always been judged by. */
 #define DEFAULT_TESTS ((1u << T_ALLTOALL_COPY) - 1)
 enum { MAX_SIZES = 64, MAX_REPS = 101 };
@@ -72,7 +81,7 @@ static const char usage[] =
     "usage: coll [options]\n"
     "  -t, --tests LIST   barrier,bcast,allreduce,reduce,alltoall,allgather,alltoall_copy,\n"
     "                     ibarrier,ibcast,iallreduce,allreduce_init,iallreduce_overlap,\n"
-    "                     neighbor_alltoall,allreduce_char,allreduce_float\n"
+    "                     neighbor_alltoall,allreduce_char,allreduce_float,meet\n"
     "                     (default: barrier to allgather)\n"
     "  -m, --min BYTES    smallest size (default 8)\n"
     "  -M, --max BYTES    largest size (default 4M; K and M suffixes)\n"
@@ -170,6 +179,28 @@ static int reduces(int t)
 /* The send buffer of test t. */
 static unsigned char *send_of(const ctx_t *c, int t) { return t == T_ALLTOALL_COPY ? c->w : c->a; }
 
+/* meet: rank j's counter, at the first cache line of its part of the shared window. */
+static _Atomic uint64_t *meet_word(const ctx_t *c, int j)
+{
+    return (_Atomic uint64_t *)(void *)(((uintptr_t)c->peer[j] + 63) & ~(uintptr_t)63);
+}
+
+/* meet: one meeting of every rank (no MPI call); meet_count, kept across calls alike on
+ * every rank, is zeroed with the counters before the test (alltoall_copy writes over
+ * them). Spinning yields now and then: ranks may share a core. */
+static uint64_t meet_count;
+static void meet(const ctx_t *c)
+{
+    uint64_t count = ++meet_count;
+    atomic_store_explicit(meet_word(c, c->rank), count, memory_order_release);
+    for (int j = 0; j < c->n; j++)
+        for (int spins = 0;
+             j != c->rank && atomic_load_explicit(meet_word(c, j), memory_order_acquire) < count;
+             spins++)
+            if (spins % 256 == 255)
+                sched_yield();
+}
+
 static double fill_value(int rank, size_t i) { return (double)((rank * 7 + (int)(i % 1000)) % 64); }
 
 /* One call of test t at size bytes. */
@@ -222,6 +253,7 @@ static void call(const ctx_t *c, int t, size_t size)
     case T_ALLREDUCE_FLOAT:
         MPI_Allreduce(c->a, c->b, count / 4, MPI_FLOAT, MPI_SUM, c->comm);
         break;
+    case T_MEET: meet(c); break;
     }
 }
 
@@ -264,7 +296,8 @@ static void verify(const ctx_t *c, int t, size_t size)
         for (size_t i = 0; i < nd; i++)
             da[i] = fill_value(me, i), db[i] = -1;
         break;
-    case T_IBARRIER: break;
+    case T_IBARRIER:
+    case T_MEET: break;
     case T_ALLREDUCE_CHAR:
         for (size_t i = 0; i < size; i++)
             c->a[i] = (unsigned char)(me + (int)(i % 5)), c->b[i] = 0;
@@ -426,10 +459,12 @@ static void measure(ctx_t *c, int t, size_t size, double *out)
     }
 }
 
-/* alltoall_copy's send buffers: one shared-memory window over all ranks, which must
- * then be on one node (else the test is left out, with a line saying so). */
+/* alltoall_copy's send buffers and meet's lines: one shared-memory window over all
+ * ranks, which must then be on one node (else the tests are left out, with a line saying
+ * so); at least two cache lines a rank, meet's counters zero. */
 static void share_send_buffers(ctx_t *c, opts_t *o, size_t bytes, MPI_Win *win)
 {
+    bytes = bytes < 128 ? 128 : bytes;
     MPI_Comm node;
     int nnode;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -449,8 +484,8 @@ static void share_send_buffers(ctx_t *c, opts_t *o, size_t bytes, MPI_Win *win)
         memset(c->w, 1, bytes);
     } else {
         if (c->rank == 0)
-            printf("# alltoall_copy: left out, the ranks are not on one node\n");
-        o->tests &= ~(1u << T_ALLTOALL_COPY);
+            printf("# alltoall_copy and meet: left out, the ranks are not on one node\n");
+        o->tests &= ~(1u << T_ALLTOALL_COPY | 1u << T_MEET);
     }
     MPI_Comm_free(&node);
 }
@@ -525,7 +560,7 @@ int main(int argc, char **argv)
             MPI_Cart_shift(c.cart, d, 1, &c.nbr[2 * d], &c.nbr[2 * d + 1]);
     }
     MPI_Win win = MPI_WIN_NULL;
-    if (o.tests & 1u << T_ALLTOALL_COPY)
+    if (o.tests & (1u << T_ALLTOALL_COPY | 1u << T_MEET))
         share_send_buffers(&c, &o, maxsize * (size_t)c.n, &win);
     if (c.rank == 0) {
         char version[256], hmpi[96], tests[128] = "";
@@ -554,7 +589,12 @@ int main(int argc, char **argv)
             continue;
         }
 #endif
-        int once = t == T_BARRIER || t == T_IBARRIER;
+        int once = t == T_BARRIER || t == T_IBARRIER || t == T_MEET;
+        if (t == T_MEET) {
+            meet_count = 0;
+            atomic_store(meet_word(&c, c.rank), 0);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
         for (int k = 0; k < (once ? 1 : nsizes); k++) {
             size_t size = once ? 0 : sizes[k];
             if (reduces(t) && size < 8)

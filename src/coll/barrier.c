@@ -140,11 +140,20 @@ static int start_barrier(MPI_Comm comm, int persistent, MPI_Request *request, co
     }
     if (!request)
         return hmpi_raise_in(comm, hmpi_err_what(MPI_ERR_ARG, "request is NULL"), fn);
+    /* In the meeting line with nothing before it: the last to meet makes no operation. */
+    uint64_t meet = 0;
+    int at = 0;
+    if (!persistent && s->mode == HMPI_COLL_FLAT && s->team.line.line && hmpi_coll_alone(s) &&
+        hmpi_coll_meet_now(&s->team, NULL, 0, &meet, &at)) {
+        *request = hmpi_req_handle(hmpi_req_coll_done());
+        return MPI_SUCCESS;
+    }
     hmpi_coll_phase_fn phase =
         s->mode == HMPI_COLL_HIER ? hmpi_coll_phase_fence : hmpi_coll_phase_barrier;
     hmpi_coll_op_t *op = hmpi_coll_op_new(s, c, 1, &phase);
     if (!op)
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
+    hmpi_coll_op_met(op, meet, at);
     op->persistent = (uint8_t)persistent;
     op->below_start = below_ibarrier;
     return hmpi_coll_op_go(op, MPI_SUCCESS, request, comm, fn);

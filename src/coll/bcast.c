@@ -448,10 +448,10 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
     if (err)
         return hmpi_raise_in(comm, err, fn);
     /* Small, on one node, nothing before it: as far as it goes now, an operation only
-     * where it must wait (room for its request asked first: the epoch begins here). */
+     * where it must wait. */
     uint64_t e = 0;
     if (!persistent && s->mode == HMPI_COLL_FLAT && l.size <= HMPI_COLL_RING_BYTES &&
-        !s->nbc_head && hmpi_req_room()) {
+        hmpi_coll_alone(s)) {
         e = hmpi_coll_begin(&s->team);
         if (small_now(&s->team, e, buf, count, type, &l, root, &err) && err == MPI_SUCCESS) {
             *request = hmpi_req_handle(hmpi_req_coll_done());
@@ -477,6 +477,7 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
     op->l = l;
     op->e = e;     /* begun above: the program goes on from there, */
     op->err = err; /* or it ended there in error (an operation carries it to the wait) */
+    op->tried = e && !err;
     err = l.derived ? hmpi_coll_op_hold(op, type) : MPI_SUCCESS; /* predefined: no hold */
     return hmpi_coll_op_go(op, err, request, comm, fn);
 }

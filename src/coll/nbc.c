@@ -173,7 +173,8 @@ static void enqueue_running(hmpi_coll_op_t *op)
  * queued; alone, run at once as the queue's head would be, and queued only when it
  * waits. op->done says whether it ran to its end. Alone, a new operation may come with
  * its first phase's epoch begun (op->e: its entry point went as far as it could without
- * an operation) or with its error and no phase left to run. */
+ * an operation) or with its error and no phase left to run; one that was tried so (tried)
+ * is queued without a run: what it waits for was not there a moment ago. */
 static inline void launch(hmpi_coll_op_t *op)
 {
     hmpi_coll_comm_t *s = op->s;
@@ -182,7 +183,7 @@ static inline void launch(hmpi_coll_op_t *op)
         advance(s);
         return;
     }
-    op->done = run(op);
+    op->done = !op->tried && run(op);
     if (!op->done)
         enqueue_running(op);
 }

@@ -45,6 +45,7 @@ struct hmpi_coll_op_s {
     uint8_t queued;     /* in the queue */
     uint8_t done;       /* the program ran to its end */
     uint8_t persistent; /* made by an _init call: runs again at each MPI_Start */
+    uint8_t tried;      /* its start call just went as far as it could: queued, not run */
     int err;
     /* The call's arguments, as its entry point checked them. */
     const void *sendbuf;
@@ -128,6 +129,37 @@ enum { HMPI_COLL_OP_BYTES = (sizeof(hmpi_coll_op_t) + 63) & ~(size_t)63 };
 static inline void *hmpi_coll_op_ext(hmpi_coll_op_t *op)
 {
     return (unsigned char *)op + HMPI_COLL_OP_BYTES;
+}
+/* Whether a nonblocking call on s may go as far as it can in its start call before it
+ * makes an operation (none when it finishes there): nothing before it in the queue, and
+ * room for a request should it need one (asked first: it begins its epoch or meeting). */
+static inline int hmpi_coll_alone(const hmpi_coll_comm_t *s)
+{
+    return !s->nbc_head && hmpi_req_room();
+}
+/* Such a call's meeting in the team's line, with bytes of data: 1 when every member is in
+ * (the caller finishes now, as hmpi_coll_op_meet would), else 0 with *meet and *at for
+ * its operation (hmpi_coll_op_met). */
+static inline int hmpi_coll_meet_now(hmpi_coll_team_t *t, const void *data, size_t bytes,
+                                     uint64_t *meet, int *at)
+{
+    *meet = hmpi_meet_enter(&t->line, data, bytes);
+    *at = 0;
+    if (!hmpi_meet_test(&t->line, *meet, at))
+        return 0;
+    t->ep.seen_done = t->ep.epoch; /* every member returned from every earlier collective */
+    return 1;
+}
+/* The operation of a call whose start entered meeting meet (0: none): its phase's
+ * hmpi_coll_op_meet goes on with the test. */
+static inline void hmpi_coll_op_met(hmpi_coll_op_t *op, uint64_t meet, int at)
+{
+    if (meet) {
+        op->step = 1;
+        op->meet = meet;
+        op->at = at;
+        op->tried = 1;
+    }
 }
 /* Frees an operation that is not started (an error at its entry point), with what it
  * holds. */

@@ -689,26 +689,18 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
          * makes no operation; the others' operation goes on from the meeting. */
         uint64_t meet = 0;
         int at = 0;
-        if (!persistent && t->line.line && bytes <= t->line.cap && !s->nbc_head &&
-            hmpi_req_room()) {
-            meet = hmpi_meet_enter(&t->line, in, bytes);
-            if (hmpi_meet_test(&t->line, meet, &at)) {
-                HMPI_COLL_COUNT(nonblocking, 1);
-                t->ep.seen_done = t->ep.epoch; /* as hmpi_coll_op_meet */
-                line_fold(t, meet, recvbuf, k, count, bytes);
-                *request = hmpi_req_handle(hmpi_req_coll_done());
-                return MPI_SUCCESS;
-            }
+        if (!persistent && t->line.line && bytes <= t->line.cap && hmpi_coll_alone(s) &&
+            hmpi_coll_meet_now(t, in, bytes, &meet, &at)) {
+            HMPI_COLL_COUNT(nonblocking, 1);
+            line_fold(t, meet, recvbuf, k, count, bytes);
+            *request = hmpi_req_handle(hmpi_req_coll_done());
+            return MPI_SUCCESS;
         }
         hmpi_coll_phase_fn phase = hmpi_coll_phase_allreduce;
         hmpi_coll_op_t *op = hmpi_coll_op_new(hmpi_coll_nb_route(s, 0, 0), c, 1, &phase);
         if (!op)
             return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
-        if (meet) {
-            op->step = 1; /* hmpi_coll_op_meet's test */
-            op->meet = meet;
-            op->at = at;
-        }
+        hmpi_coll_op_met(op, meet, at);
         op->sendbuf = sendbuf;
         op->recvbuf = recvbuf;
         op->in = in;
@@ -720,9 +712,11 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
         op->below_start = below_iallreduce;
         op->kernel = k;
         op->bytes = bytes;
-        err = hmpi_layout_get(type, 1, &op->one);
-        if (err == MPI_SUCCESS)
-            err = hmpi_layout_get(type, count, &op->l);
+        if (!meet) { /* (a meeting's program needs no layout) */
+            err = hmpi_layout_get(type, 1, &op->one);
+            if (err == MPI_SUCCESS)
+                err = hmpi_layout_get(type, count, &op->l);
+        }
         return hmpi_coll_op_go(op, err, request, comm, fn);
     }
     if (s)
