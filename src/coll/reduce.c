@@ -294,6 +294,20 @@ static const void *small_input(const hmpi_coll_team_t *t, int i, uint64_t l, uin
     return l ? (const void *)hmpi_coll_line_data(t, i, l) : hmpi_coll_half(t, i, e)->data;
 }
 
+/* Every member's input of meeting l (or, l 0, of the slots of epoch e) folded into
+ * recvbuf by kernel k, in one order on every member: x1 op x0, then x2 op that, ... */
+static inline void small_fold(const hmpi_coll_team_t *t, uint64_t l, uint64_t e, void *recvbuf,
+                              hmpi_op_kernel_t k, int count, size_t bytes)
+{
+    if (t->ep.n == 1) {
+        memcpy(recvbuf, small_input(t, 0, l, e), bytes);
+        return;
+    }
+    k(recvbuf, small_input(t, 1, l, e), small_input(t, 0, l, e), (size_t)count);
+    for (int i = 2; i < t->ep.n; i++)
+        k(recvbuf, small_input(t, i, l, e), recvbuf, (size_t)count);
+}
+
 /* The common small case without detours: a predefined op on a basic type, the vector in
  * the meeting line when it fits (coll.h), else in the slots. Same order (x1 op x0, then
  * x2 op that, ...) as the general path. */
@@ -319,13 +333,7 @@ static int allreduce_small_basic(hmpi_coll_team_t *t, const void *sendbuf, void 
         /* No DONE: nobody waits for it, and the next epoch's ARRIVED implies it (coll.h);
          * one store fewer, and its line is not taken back from the peers spinning on it. */
     }
-    if (t->ep.n == 1) {
-        memcpy(recvbuf, small_input(t, 0, l, e), bytes);
-        return MPI_SUCCESS;
-    }
-    k(recvbuf, small_input(t, 1, l, e), small_input(t, 0, l, e), (size_t)count);
-    for (int i = 2; i < t->ep.n; i++)
-        k(recvbuf, small_input(t, i, l, e), recvbuf, (size_t)count);
+    small_fold(t, l, e, recvbuf, k, count, bytes);
     return MPI_SUCCESS;
 }
 
@@ -472,27 +480,32 @@ static int fold(hmpi_coll_op_t *op, void *dst, MPI_Aint first, int m)
     return err;
 }
 
-/* Every member's input of meeting l folded into recvbuf by kernel k (the order
- * allreduce_small_basic folds in: the same bits everywhere). */
-static inline void line_fold(const hmpi_coll_team_t *t, uint64_t l, void *recvbuf,
-                             hmpi_op_kernel_t k, int count, size_t bytes)
-{
-    const void *x0 = hmpi_coll_line_data(t, 0, l);
-    if (t->ep.n == 1) {
-        memcpy(recvbuf, x0, bytes);
-        return;
-    }
-    k(recvbuf, hmpi_coll_line_data(t, 1, l), x0, (size_t)count);
-    for (int i = 2; i < t->ep.n; i++)
-        k(recvbuf, hmpi_coll_line_data(t, i, l), recvbuf, (size_t)count);
-}
-
 /* The smallest: a basic type in the meeting line, folded by everyone (allreduce_small_basic). */
 static int line_allreduce(hmpi_coll_op_t *op)
 {
     if (!hmpi_coll_op_meet(op, op->in, op->bytes))
         return 0;
-    line_fold(&op->s->team, op->meet, op->recvbuf, op->kernel, op->count, op->bytes);
+    small_fold(&op->s->team, op->meet, 0, op->recvbuf, op->kernel, op->count, op->bytes);
+    return 1;
+}
+
+/* A basic type within the slot (allreduce_small_basic's other case): every member copies
+ * its input into its slot and folds them all; no DONE (coll.h). */
+static int slot_allreduce(hmpi_coll_op_t *op)
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    uint64_t e = hmpi_coll_op_epoch(op);
+    if (op->step == 0) {
+        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        if (!h)
+            return 0;
+        memcpy(h->data, op->in, op->bytes);
+        hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+        op->step = 1;
+    }
+    if (!hmpi_coll_op_all(op, HMPI_COLL_ARRIVED))
+        return 0;
+    small_fold(t, 0, e, op->recvbuf, op->kernel, op->count, op->bytes);
     return 1;
 }
 
@@ -501,6 +514,8 @@ int hmpi_coll_phase_allreduce(hmpi_coll_op_t *op)
     hmpi_coll_team_t *t = &op->s->team;
     if (op->kernel && t->line.line && op->bytes <= t->line.cap)
         return line_allreduce(op);
+    if (op->kernel && op->bytes <= t->cap)
+        return slot_allreduce(op);
     uint64_t e = hmpi_coll_op_epoch(op);
     int me = t->ep.me, small = op->l.span + 16 <= t->cap;
     MPI_Aint first;
@@ -692,7 +707,7 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
         if (!persistent && t->line.line && bytes <= t->line.cap && hmpi_coll_alone(s) &&
             hmpi_coll_meet_now(t, in, bytes, &meet, &at)) {
             HMPI_COLL_COUNT(nonblocking, 1);
-            line_fold(t, meet, recvbuf, k, count, bytes);
+            small_fold(t, meet, 0, recvbuf, k, count, bytes);
             *request = hmpi_req_handle(hmpi_req_coll_done());
             return MPI_SUCCESS;
         }
