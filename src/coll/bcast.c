@@ -302,6 +302,48 @@ static int small_now(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
     return 1;
 }
 
+/* small_now for any broadcast within the slot, the start call's try: beyond the ring,
+ * the root packs its data into its slot (once nobody reads it for e - 2) and a reader
+ * copies them from there once the root arrived; 0 (nothing done) where the root's data
+ * are not in its slot or do not fit ours: the operation's phase takes those. */
+static int slot_now(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
+                    const hmpi_layout_t *l, int root, int *err)
+{
+    HMPI_ASSERT_INTERNAL(l->size <= t->cap);
+    if (l->size <= HMPI_COLL_RING_BYTES)
+        return small_now(t, e, buf, count, type, l, root, err);
+    if (t->ep.me == root) {
+        hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+        if (!h)
+            return 0;
+        *err = hmpi_coll_pack(h->data, buf, count, type, l);
+        h->addr = (uintptr_t)h->data;
+        h->bytes = l->size;
+        atomic_store_explicit(&h->progress, l->size, memory_order_relaxed);
+        hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+        return 1;
+    }
+    if (!hmpi_epoch_reached(&t->ep, root, e, HMPI_COLL_ARRIVED))
+        return 0;
+    const hmpi_coll_ring_t *r = hmpi_coll_ring(t, root, e); /* seq is stored before the state */
+    if (atomic_load_explicit(&r->seq, memory_order_acquire) == e) {
+        *err = ring_read(t, e, r, buf, count, type, l);
+        return 1;
+    }
+    const hmpi_coll_half_t *h = hmpi_coll_half(t, root, e);
+    size_t bytes = h->bytes; /* read once */
+    if (h->addr != (uintptr_t)h->data || bytes > l->size || bytes > t->cap)
+        return 0;
+    if (l->contig) {
+        memcpy(hmpi_coll_at(buf, l->lo), h->data, bytes);
+        *err = MPI_SUCCESS;
+    } else {
+        *err = hmpi_coll_unpack(buf, count, type, l, h->data, bytes);
+    }
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    return 1;
+}
+
 /* A broadcast on the team from member op->root of (op->recvbuf, op->count, op->type)
  * without waits: the root publishes its data (in its slot when small, its heap buffer in
  * place, else a packed copy in its scratch) and is done, or for a buffer read in place
@@ -450,10 +492,9 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
     /* Small, on one node, nothing before it: as far as it goes now, an operation only
      * where it must wait. */
     uint64_t e = 0;
-    if (!persistent && s->mode == HMPI_COLL_FLAT && l.size <= HMPI_COLL_RING_BYTES &&
-        hmpi_coll_alone(s)) {
+    if (!persistent && s->mode == HMPI_COLL_FLAT && l.size <= s->team.cap && hmpi_coll_alone(s)) {
         e = hmpi_coll_begin(&s->team);
-        if (small_now(&s->team, e, buf, count, type, &l, root, &err) && err == MPI_SUCCESS) {
+        if (slot_now(&s->team, e, buf, count, type, &l, root, &err) && err == MPI_SUCCESS) {
             *request = hmpi_req_handle(hmpi_req_coll_done());
             return MPI_SUCCESS;
         }
