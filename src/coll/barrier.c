@@ -153,7 +153,7 @@ static int start_barrier(MPI_Comm comm, int persistent, MPI_Request *request, co
     hmpi_coll_op_t *op = hmpi_coll_op_new(s, c, 1, &phase);
     if (!op)
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
-    hmpi_coll_op_met(op, meet, at);
+    hmpi_coll_op_tried(op, 0, meet, 1, at);
     op->persistent = (uint8_t)persistent;
     op->below_start = below_ibarrier;
     return hmpi_coll_op_go(op, MPI_SUCCESS, request, comm, fn);

@@ -302,10 +302,11 @@ static int small_now(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_
     return 1;
 }
 
-/* small_now for any broadcast within the slot, the start call's try: beyond the ring,
- * the root packs its data into its slot (once nobody reads it for e - 2) and a reader
- * copies them from there once the root arrived; 0 (nothing done) where the root's data
- * are not in its slot or do not fit ours: the operation's phase takes those. */
+/* small_now for any broadcast within the slot (the start call's try, and the first step
+ * of the operation's phase): beyond the ring, the root packs its data into its slot
+ * (once nobody reads it for e - 2) and a reader copies them from there once the root
+ * arrived; 0 (nothing done) where the root's data are not in its slot or do not fit
+ * ours: the rest of the phase takes those. */
 static int slot_now(hmpi_coll_team_t *t, uint64_t e, void *buf, int count, MPI_Datatype type,
                     const hmpi_layout_t *l, int root, int *err)
 {
@@ -358,8 +359,8 @@ int hmpi_coll_phase_bcast(hmpi_coll_op_t *op)
         return 1;
     }
     int err = MPI_SUCCESS;
-    if (op->step == 0 && l->size <= HMPI_COLL_RING_BYTES &&
-        small_now(t, e, op->recvbuf, op->count, op->type, l, op->root, &err)) {
+    if (op->step == 0 && l->size <= t->cap &&
+        slot_now(t, e, op->recvbuf, op->count, op->type, l, op->root, &err)) {
         hmpi_coll_op_note(op, err);
         return 1;
     }
@@ -409,18 +410,17 @@ int hmpi_coll_phase_bcast(hmpi_coll_op_t *op)
         hmpi_coll_publish(t, e, HMPI_COLL_DONE);
         return 1;
     }
-    if (op->step == 0 && l->size <= HMPI_COLL_RING_BYTES)
-        return 0; /* the root's ring entry is still read */
-    if (op->step == 0) {
+    if (op->step == 0 && l->size <= t->cap)
+        return 0;        /* the root's ring entry or slot is still read */
+    if (op->step == 0) { /* beyond the slot: a packed copy in the scratch, or in place */
         hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
         if (!h)
             return 0;
-        if (l->size <= t->cap || !hmpi_coll_direct(op->recvbuf, l)) {
-            unsigned char *to = h->data;
-            if (l->size > t->cap && !(to = hmpi_coll_try_scratch(t, e, l->size)))
+        if (!hmpi_coll_direct(op->recvbuf, l)) {
+            unsigned char *to = hmpi_coll_try_scratch(t, e, l->size);
+            if (!to)
                 return 0;
-            if (l->size > t->cap)
-                hmpi_stat_add(HMPI_STAT_coll_staged_bytes, l->size);
+            hmpi_stat_add(HMPI_STAT_coll_staged_bytes, l->size);
             op->err = hmpi_coll_pack(to, op->recvbuf, op->count, op->type, l);
             h->addr = (uintptr_t)to;
             h->bytes = l->size;
@@ -516,9 +516,9 @@ static int start_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Co
     op->persistent = (uint8_t)persistent;
     op->below_start = below_ibcast;
     op->l = l;
-    op->e = e;     /* begun above: the program goes on from there, */
-    op->err = err; /* or it ended there in error (an operation carries it to the wait) */
-    op->tried = e && !err;
+    op->err = err; /* it ended above in error: an operation carries it to the wait */
+    if (!err)
+        hmpi_coll_op_tried(op, e, 0, 0, 0); /* else it goes on from the epoch begun */
     err = l.derived ? hmpi_coll_op_hold(op, type) : MPI_SUCCESS; /* predefined: no hold */
     return hmpi_coll_op_go(op, err, request, comm, fn);
 }

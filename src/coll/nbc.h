@@ -139,7 +139,7 @@ static inline int hmpi_coll_alone(const hmpi_coll_comm_t *s)
 }
 /* Such a call's meeting in the team's line, with bytes of data: 1 when every member is in
  * (the caller finishes now, as hmpi_coll_op_meet would), else 0 with *meet and *at for
- * its operation (hmpi_coll_op_met). */
+ * its operation (hmpi_coll_op_tried, step 1). */
 static inline int hmpi_coll_meet_now(hmpi_coll_team_t *t, const void *data, size_t bytes,
                                      uint64_t *meet, int *at)
 {
@@ -150,13 +150,16 @@ static inline int hmpi_coll_meet_now(hmpi_coll_team_t *t, const void *data, size
     t->ep.seen_done = t->ep.epoch; /* every member returned from every earlier collective */
     return 1;
 }
-/* The operation of a call whose start entered meeting meet (0: none): its phase's
- * hmpi_coll_op_meet goes on with the test. */
-static inline void hmpi_coll_op_met(hmpi_coll_op_t *op, uint64_t meet, int at)
+/* The operation of a call whose start call went as far as it could: with epoch e begun
+ * or meeting meet entered (0 and 0: nothing was tried), its first phase goes on from
+ * step, looking at members from at (hmpi_coll_op_meet's test is step 1). */
+static inline void hmpi_coll_op_tried(hmpi_coll_op_t *op, uint64_t e, uint64_t meet, int step,
+                                      int at)
 {
-    if (meet) {
-        op->step = 1;
+    if (e || meet) {
+        op->e = e;
         op->meet = meet;
+        op->step = step;
         op->at = at;
         op->tried = 1;
     }

@@ -743,13 +743,7 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
         hmpi_coll_op_t *op = hmpi_coll_op_new(hmpi_coll_nb_route(s, 0, 0), c, 1, &phase);
         if (!op)
             return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
-        hmpi_coll_op_met(op, meet, at);
-        if (e) { /* slot_now's */
-            op->e = e;
-            op->step = step;
-            op->at = at;
-            op->tried = 1;
-        }
+        hmpi_coll_op_tried(op, e, meet, meet ? 1 : step, at);
         op->sendbuf = sendbuf;
         op->recvbuf = recvbuf;
         op->in = in;
