@@ -357,6 +357,8 @@ void *hmpi_coll_scratch_small(hmpi_coll_team_t *t, uint64_t e, size_t len);
 /* Private working memory (heap) that the collectives cannot do without: the job stops
  * (logged) when there is none, since peers already wait on this rank. */
 void *hmpi_coll_alloc(size_t n);
+/* The same in the shared part of the heap (peers read or write it at its address). */
+void *hmpi_coll_shared_alloc(size_t n);
 
 /* ---- typed data ------------------------------------------------------------------------ */
 

@@ -75,6 +75,16 @@ void *hmpi_coll_scratch_small(hmpi_coll_team_t *t, uint64_t e, size_t len)
     return scratch_claim(t, &t->small[e & 1], e, len);
 }
 
+void *hmpi_coll_shared_alloc(size_t n)
+{
+    void *p = hmpi_heap_shared_alloc(n ? n : 1);
+    if (!p) {
+        hmpi_log_error("collectives: no shared memory for %zu bytes; stopping", n);
+        PMPI_Abort(hmpi_node.world, 1);
+    }
+    return p;
+}
+
 void *hmpi_coll_alloc(size_t n)
 {
     void *p = hmpi_heap_malloc(n ? n : 1);

@@ -7,13 +7,15 @@
  *  - scatter: every member reads its block from the root's sendbuf (or from the
  *    root's slot or scratch, where the root staged it);
  *  - allgather: every member publishes its block and reads all the others.
- * On communicators that span nodes the non-v ones are hierarchical (gather_hier.c); the
- * v variants pass to the MPI below. */
+ * On communicators that span nodes the non-v ones are hierarchical (gather_hier.c), in
+ * their nonblocking and persistent forms too; the v variants pass to the MPI below. */
 #include "coll.h"
 #include "nbc.h"
 #include "../core/check.h"
 #include "../core/errors.h"
 #include "../node/node.h"
+
+#include <limits.h>
 
 /* Block i of a v-collective's buffer: counts[i] (or count) elements at displs[i] (or
  * i * count) extents from buf. */
@@ -840,8 +842,23 @@ static int nb_below(nb_kind_t kind, int v, const void *sendbuf, const int *scoun
     }
 }
 
+/* The bytes of one member's block of a gather, scatter or allgather across nodes (the
+ * same on every member: equal signatures), or -1 where they pass the MPI below's int
+ * counts (the call goes there whole, as the blocking one does). */
+static int hier_block(nb_kind_t kind, const hmpi_comm_t *c, int root, const void *sendbuf,
+                      int scount, MPI_Datatype stype, const void *recvbuf, int rcount,
+                      MPI_Datatype rtype)
+{
+    int own_recv = kind == NB_SCATTER ? !(c->rank == root && recvbuf == MPI_IN_PLACE)
+                                      : sendbuf == MPI_IN_PLACE;
+    hmpi_layout_t l;
+    int err = own_recv ? hmpi_layout_get(rtype, rcount, &l) : hmpi_layout_get(stype, scount, &l);
+    return err == MPI_SUCCESS && l.size <= (size_t)INT_MAX / (size_t)c->size ? (int)l.size : -1;
+}
+
 /* The checks and the operation of every nonblocking and persistent gather, scatter and
- * allgather: the team's program, or the MPI below's call. */
+ * allgather: the team's program (across nodes the hierarchical one), or the MPI below's
+ * call. */
 static int nb_start(nb_kind_t kind, int v, const void *sendbuf, const int *scounts,
                     const int *sdispls, int scount, MPI_Datatype stype, void *recvbuf,
                     const int *rcounts, const int *rdispls, int rcount, MPI_Datatype rtype,
@@ -850,7 +867,7 @@ static int nb_start(nb_kind_t kind, int v, const void *sendbuf, const int *scoun
     HMPI_ENTER(fn);
     hmpi_comm_t *c = NULL;
     hmpi_coll_comm_t *s = hmpi_coll_get_nb(comm, &c);
-    int err = MPI_SUCCESS, rooted = kind != NB_ALLGATHER, below = 0;
+    int err = MPI_SUCCESS, rooted = kind != NB_ALLGATHER, below = 0, block = -1;
     int me_root = s && rooted && c->rank == root;
     if (s) {
         /* the root and the sides as the blocking calls check them */
@@ -865,9 +882,15 @@ static int nb_start(nb_kind_t kind, int v, const void *sendbuf, const int *scoun
             err = hmpi_err_what(MPI_ERR_ARG, "recvcounts or displs is NULL");
         if (err)
             return hmpi_raise_in(comm, err, fn);
-        /* Across nodes the MPI below's call; a persistent one runs it at each start under a
-         * request of HMPI's (hmpi_coll_phase_below_call). */
-        below = s->mode == HMPI_COLL_HIER;
+        /* Across nodes hierarchical as the blocking calls are (gather_hier.c), or where
+         * they go to the MPI below (the v forms, blocks beyond its int counts) its call; a
+         * persistent one runs that at each start under a request of HMPI's
+         * (hmpi_coll_phase_below_call). */
+        if (s->mode == HMPI_COLL_HIER) {
+            block =
+                v ? -1 : hier_block(kind, c, root, sendbuf, scount, stype, recvbuf, rcount, rtype);
+            below = block < 0;
+        }
     }
     s = hmpi_coll_nb_route(s, below, persistent);
     if (!s) {
@@ -884,7 +907,7 @@ static int nb_start(nb_kind_t kind, int v, const void *sendbuf, const int *scoun
                                : kind == NB_GATHER  ? hmpi_coll_phase_gather
                                : kind == NB_SCATTER ? hmpi_coll_phase_scatter
                                                     : hmpi_coll_phase_allgather;
-    hmpi_coll_op_t *op = hmpi_coll_op_new(s, c, 1, &phase);
+    hmpi_coll_op_t *op = hmpi_coll_op_new(s, c, block < 0, &phase);
     if (!op)
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
     op->sendbuf = sendbuf;
@@ -927,6 +950,11 @@ static int nb_start(nb_kind_t kind, int v, const void *sendbuf, const int *scoun
         err = hmpi_coll_op_hold(op, stype);
     if (!err && recv_used)
         err = hmpi_coll_op_hold(op, rtype);
+    if (!err && block >= 0) {
+        static int (*const hier_of[3])(hmpi_coll_op_t *, int) = {
+            hmpi_coll_igather_hier, hmpi_coll_iscatter_hier, hmpi_coll_iallgather_hier};
+        err = hier_of[kind](op, block);
+    }
     return hmpi_coll_op_go(op, err, request, comm, fn);
 }
 

@@ -1,26 +1,15 @@
 /* gather_hier.c: MPI_Gather, MPI_Scatter and MPI_Allgather on communicators that span
- * nodes. Each node moves its members' blocks, packed, to or from its leader by direct
+ * nodes, blocking, nonblocking and persistent. Each node moves its members' blocks, packed, to or from its leader by direct
  * access; the leaders exchange whole nodes' worth with the MPI below (Gatherv, Scatterv,
  * Allgatherv over bytes, nodes listed in leader order: "node-major"); the members'
  * ranks need not be contiguous per node, pos_of[] says where each block sits. Buffers
  * the leader shares with its node are allocated in the shared heap for the call. */
 #include "coll.h"
-#include "../common/log.h"
+#include "nbc.h"
 #include "../heap/heap.h"
 
 #include <limits.h>
 #include <string.h>
-
-/* A shared buffer of n bytes: the job stops when the heap has none (peers wait on us). */
-static void *shared_buf(size_t n)
-{
-    void *p = hmpi_heap_shared_alloc(n ? n : 1);
-    if (!p) {
-        hmpi_log_error("collectives: no shared memory for %zu bytes; stopping", n);
-        PMPI_Abort(hmpi_node.world, 1);
-    }
-    return p;
-}
 
 /* Leaders' byte counts and displacements for node-major buffers of `block` bytes per
  * member. NULL on a non-leader. */
@@ -109,8 +98,8 @@ int hmpi_coll_allgather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *se
         scount = rcount;
         stype = rtype;
     }
-    void *node = leader ? shared_buf((size_t)t->ep.n * (size_t)block) : NULL;
-    void *all = leader ? shared_buf((size_t)c->size * (size_t)block) : NULL;
+    void *node = leader ? hmpi_coll_shared_alloc((size_t)t->ep.n * (size_t)block) : NULL;
+    void *all = leader ? hmpi_coll_shared_alloc((size_t)c->size * (size_t)block) : NULL;
     err = hmpi_coll_team_gather_bytes(t, sendbuf, scount, stype, node, block, 0);
     if (leader) {
         int *cd = leader_counts(s, block);
@@ -149,8 +138,9 @@ int hmpi_coll_gather_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *sendb
         return 1;
     int block = (int)sl.size, leader = t->ep.me == 0, err;
     int lroot = c->local_of[root] >= 0 ? hmpi_coll_member(t, root) : -1;
-    void *node = leader ? shared_buf((size_t)t->ep.n * (size_t)block) : NULL;
-    void *all = leader && lroot >= 0 ? shared_buf((size_t)c->size * (size_t)block) : NULL;
+    void *node = leader ? hmpi_coll_shared_alloc((size_t)t->ep.n * (size_t)block) : NULL;
+    void *all =
+        leader && lroot >= 0 ? hmpi_coll_shared_alloc((size_t)c->size * (size_t)block) : NULL;
     err = hmpi_coll_team_gather_bytes(t, sendbuf, scount, stype, node, block, 0);
     if (leader) {
         int *cd = leader_counts(s, block);
@@ -232,8 +222,9 @@ int hmpi_coll_scatter_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *send
         return 1;
     int block = (int)rl.size, leader = t->ep.me == 0, err = MPI_SUCCESS;
     int lroot = c->local_of[root] >= 0 ? hmpi_coll_member(t, root) : -1;
-    void *all = leader && lroot >= 0 ? shared_buf((size_t)c->size * (size_t)block) : NULL;
-    void *node = leader ? shared_buf((size_t)t->ep.n * (size_t)block) : NULL;
+    void *all =
+        leader && lroot >= 0 ? hmpi_coll_shared_alloc((size_t)c->size * (size_t)block) : NULL;
+    void *node = leader ? hmpi_coll_shared_alloc((size_t)t->ep.n * (size_t)block) : NULL;
     if (lroot >= 0) { /* the root packs everything into its leader's buffer */
         pack_arg_t p = {s, sendbuf, scount, block, c->size, stype, one.extent, &sl};
         err = from_leader(t, all, lroot, pack_blocks, &p);
@@ -251,4 +242,166 @@ int hmpi_coll_scatter_hier(hmpi_coll_comm_t *s, hmpi_comm_t *c, const void *send
     hmpi_heap_free(all);
     *err_p = err != MPI_SUCCESS ? err : err2;
     return 0;
+}
+
+/* ---- nonblocking and persistent (nbc.h) ---------------------------------------------------
+ * The same three programs, a phase each for an epoch of the node's team (from_leader's
+ * without its waits) and for the leaders' nonblocking call of the MPI below:
+ *  - allgather: every member packs its block into its leader's buffer; the leaders'
+ *    Iallgatherv; every member unpacks all blocks;
+ *  - gather: the same, the last epoch only on the root's node, for the root;
+ *  - scatter: on the root's node the root packs every block into its leader's buffer;
+ *    the leaders' Iscatterv; every member unpacks its block.
+ * The shared buffers and the leaders' counts are made once, at the start call (a
+ * persistent operation keeps them for all its starts). */
+
+/* What members take from their leader's buffers. */
+static int take_pack_own(hmpi_coll_op_t *op, const void *buf)
+{
+    unsigned char *dst =
+        (unsigned char *)(uintptr_t)buf + (size_t)op->s->team.ep.me * (size_t)op->block;
+    return hmpi_coll_pack(dst, op->in, op->scount, op->stype, &op->sl);
+}
+
+static int take_unpack_all(hmpi_coll_op_t *op, const void *buf)
+{
+    unpack_arg_t u = {op->s,       op->recvbuf, op->count, op->block, -1,
+                      op->c->size, op->type,    op->rext,  &op->l};
+    return unpack_blocks(buf, &u);
+}
+
+static int take_pack_all(hmpi_coll_op_t *op, const void *buf)
+{
+    pack_arg_t p = {op->s,       op->sendbuf, op->scount, op->block,
+                    op->c->size, op->stype,   op->sext,   &op->sl};
+    return pack_blocks(buf, &p);
+}
+
+static int take_my_block(hmpi_coll_op_t *op, const void *buf)
+{
+    take_arg_t a = {op->recvbuf, op->count, op->block, op->s->team.ep.me, op->type, &op->l};
+    return take_block(buf, &a);
+}
+
+/* The phases: own[0] is the leader's node buffer (its members' blocks in member order),
+ * own[1] its buffer of every block (node-major). */
+static int ph_pack_own(hmpi_coll_op_t *op)
+{
+    return hmpi_coll_phase_from_leader(op, op->own[0], -1, take_pack_own);
+}
+static int ph_unpack_all(hmpi_coll_op_t *op)
+{
+    return hmpi_coll_phase_from_leader(op, op->own[1], -1, take_unpack_all);
+}
+static int ph_root_unpacks(hmpi_coll_op_t *op)
+{
+    return hmpi_coll_phase_from_leader(op, op->own[1], op->root, take_unpack_all);
+}
+static int ph_root_packs(hmpi_coll_op_t *op)
+{
+    return hmpi_coll_phase_from_leader(op, op->own[1], op->root, take_pack_all);
+}
+static int ph_take_mine(hmpi_coll_op_t *op)
+{
+    return hmpi_coll_phase_from_leader(op, op->own[0], -1, take_my_block);
+}
+
+static int leaders_iallgatherv(hmpi_coll_op_t *op)
+{
+    hmpi_coll_comm_t *s = op->s;
+    return PMPI_Iallgatherv(op->own[0], s->team.ep.n * op->block, MPI_BYTE, op->own[1], op->cd,
+                            op->cd + s->nleaders, MPI_BYTE, s->leaders, &op->below);
+}
+static int leaders_igatherv(hmpi_coll_op_t *op)
+{
+    hmpi_coll_comm_t *s = op->s;
+    return PMPI_Igatherv(op->own[0], s->team.ep.n * op->block, MPI_BYTE, op->own[1], op->cd,
+                         op->cd + s->nleaders, MPI_BYTE, s->leader_of[op->croot], s->leaders,
+                         &op->below);
+}
+static int leaders_iscatterv(hmpi_coll_op_t *op)
+{
+    hmpi_coll_comm_t *s = op->s;
+    return PMPI_Iscatterv(op->own[1], op->cd, op->cd + s->nleaders, MPI_BYTE, op->own[0],
+                          s->team.ep.n * op->block, MPI_BYTE, s->leader_of[op->croot], s->leaders,
+                          &op->below);
+}
+static int ph_leaders_allgather(hmpi_coll_op_t *op)
+{
+    return hmpi_coll_phase_below(op, leaders_iallgatherv);
+}
+static int ph_leaders_gather(hmpi_coll_op_t *op)
+{
+    return hmpi_coll_phase_below(op, leaders_igatherv);
+}
+static int ph_leaders_scatter(hmpi_coll_op_t *op)
+{
+    return hmpi_coll_phase_below(op, leaders_iscatterv);
+}
+
+/* The program's buffers and counts (on the leader: with all, its buffer of every block),
+ * and its phases. */
+static int hier_op(hmpi_coll_op_t *op, int block, int all, int n, const hmpi_coll_phase_fn *ph)
+{
+    hmpi_coll_comm_t *s = op->s;
+    hmpi_coll_team_t *t = &s->team;
+    HMPI_ASSERT_INTERNAL(op->nphases + n <= HMPI_COLL_PHASES && block_ok(op->c, (size_t)block));
+    op->block = block;
+    if (t->ep.me == 0) {
+        op->own[0] = hmpi_coll_shared_alloc((size_t)t->ep.n * (size_t)block);
+        if (all)
+            op->own[1] = hmpi_coll_shared_alloc((size_t)op->c->size * (size_t)block);
+        op->cd = leader_counts(s, block);
+    }
+    for (int i = 0; i < n; i++)
+        op->phase_fn[op->nphases++] = ph[i];
+    return MPI_SUCCESS;
+}
+
+/* A gather's or allgather's input: sendbuf, or with MPI_IN_PLACE this rank's block of
+ * recvbuf (op->scount, op->stype and op->sl then say that block). */
+static int hier_input(hmpi_coll_op_t *op)
+{
+    op->in = op->sendbuf;
+    if (op->sendbuf != MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    op->in = hmpi_coll_at(op->recvbuf, (MPI_Aint)op->c->rank * op->count * op->rext);
+    op->scount = op->count;
+    op->stype = op->type;
+    return hmpi_layout_get(op->type, op->count, &op->sl);
+}
+
+int hmpi_coll_iallgather_hier(hmpi_coll_op_t *op, int block)
+{
+    int err = hier_input(op);
+    if (err == MPI_SUCCESS)
+        err = hmpi_layout_get(op->type, op->count, &op->l);
+    if (err != MPI_SUCCESS)
+        return err;
+    static const hmpi_coll_phase_fn ph[] = {ph_pack_own, ph_leaders_allgather, ph_unpack_all};
+    return hier_op(op, block, 1, 3, ph);
+}
+
+int hmpi_coll_igather_hier(hmpi_coll_op_t *op, int block)
+{
+    int here = op->root >= 0; /* the root is on this node */
+    int err = hier_input(op);
+    if (err == MPI_SUCCESS && op->c->rank == op->croot)
+        err = hmpi_layout_get(op->type, op->count, &op->l);
+    if (err != MPI_SUCCESS)
+        return err;
+    static const hmpi_coll_phase_fn ph[] = {ph_pack_own, ph_leaders_gather, ph_root_unpacks};
+    return hier_op(op, block, here, here ? 3 : 2, ph);
+}
+
+int hmpi_coll_iscatter_hier(hmpi_coll_op_t *op, int block)
+{
+    int here = op->root >= 0, err = MPI_SUCCESS;
+    if (op->c->rank == op->croot)
+        err = hmpi_layout_get(op->stype, op->scount, &op->sl);
+    if (err != MPI_SUCCESS)
+        return err;
+    static const hmpi_coll_phase_fn root_node[] = {ph_root_packs, ph_leaders_scatter, ph_take_mine};
+    static const hmpi_coll_phase_fn other_node[] = {ph_leaders_scatter, ph_take_mine};
+    return here ? hier_op(op, block, 1, 3, root_node) : hier_op(op, block, 0, 2, other_node);
 }

@@ -110,7 +110,8 @@ int hmpi_coll_op_meet(hmpi_coll_op_t *op, const void *data, size_t bytes)
 
 /* ---- running the queue ------------------------------------------------------------------ */
 
-/* Runs op's program as far as it goes; 1 once it ran to its end. */
+/* Runs op's program as far as it goes; 1 once it ran to its end (an error kept for the
+ * end, herr, is its error then). */
 static int run(hmpi_coll_op_t *op)
 {
     while (op->phase < op->nphases && !op->err) {
@@ -121,6 +122,7 @@ static int run(hmpi_coll_op_t *op)
         op->e = op->meet = 0;
         op->at = 0;
     }
+    hmpi_coll_op_note(op, op->herr);
     return 1;
 }
 
@@ -149,7 +151,7 @@ static void enqueue(hmpi_coll_op_t *op)
     op->done = 0;
     op->phase = op->step = op->at = 0;
     op->e = op->meet = 0;
-    op->err = MPI_SUCCESS;
+    op->err = op->herr = MPI_SUCCESS;
     if (s->nbc_tail)
         s->nbc_tail->next = op;
     else
@@ -229,7 +231,7 @@ static int op_start(hmpi_req_t *r)
     }
     op->phase = op->step = op->at = 0; /* (a round before left them at its end) */
     op->e = op->meet = 0;
-    op->err = MPI_SUCCESS;
+    op->err = op->herr = MPI_SUCCESS;
     launch(op);
     if (op->done) { /* else progress moves it, a background kind */
         hmpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, op->err, 0);
@@ -261,7 +263,7 @@ static void op_free(hmpi_coll_op_t *op)
         hmpi_heap_free(op->own[1]);
     }
     if (op->cd)
-        free(op->cd);
+        hmpi_heap_free(op->cd);
     hmpi_coll_op_t *none = NULL;
     if (op->extra || !atomic_compare_exchange_strong_explicit(
                          &spare, &none, op, memory_order_release, memory_order_relaxed))
@@ -464,13 +466,46 @@ int hmpi_coll_phase_below(hmpi_coll_op_t *op, int (*start)(hmpi_coll_op_t *op))
 {
     if (op->s->team.ep.me != 0)
         return 1; /* the leaders' call is member 0's */
+    int err = MPI_SUCCESS, flag = 1;
     if (op->step == 0) {
         op->step = 1;
-        int err = start(op);
-        if (err != MPI_SUCCESS) {
-            op->err = err;
-            return 1;
-        }
+        if ((err = start(op)) != MPI_SUCCESS)
+            op->below = MPI_REQUEST_NULL;
     }
-    return hmpi_coll_phase_below_wait(op);
+    if (err == MPI_SUCCESS && op->below != MPI_REQUEST_NULL)
+        err = PMPI_Test(&op->below, &flag, MPI_STATUS_IGNORE);
+    if (err == MPI_SUCCESS && !flag)
+        return 0;
+    hmpi_coll_op_later(op, err);
+    return 1;
+}
+
+int hmpi_coll_phase_from_leader(hmpi_coll_op_t *op, void *buf, int want,
+                                int (*take)(hmpi_coll_op_t *op, const void *buf))
+{
+    hmpi_coll_team_t *t = &op->s->team;
+    uint64_t e = hmpi_coll_op_epoch(op);
+    int me = t->ep.me, mine = want < 0 || want == me;
+    if (me == 0) {
+        if (op->step == 0) {
+            hmpi_coll_half_t *h = hmpi_coll_try_claim(t, e);
+            if (!h)
+                return 0;
+            h->addr = (uintptr_t)buf;
+            hmpi_coll_publish(t, e, HMPI_COLL_ARRIVED);
+            if (mine)
+                hmpi_coll_op_later(op, take(op, buf));
+            op->step = 1;
+        }
+        if (want > 0 && !hmpi_epoch_reached(&t->ep, want, e, HMPI_COLL_DONE))
+            return 0;
+        if (want < 0 && !hmpi_coll_op_all(op, HMPI_COLL_DONE))
+            return 0;
+    } else if (mine) {
+        if (!hmpi_epoch_reached(&t->ep, 0, e, HMPI_COLL_ARRIVED))
+            return 0;
+        hmpi_coll_op_later(op, take(op, (const void *)(uintptr_t)hmpi_coll_half(t, 0, e)->addr));
+    }
+    hmpi_coll_publish(t, e, HMPI_COLL_DONE);
+    return 1;
 }

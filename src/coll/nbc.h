@@ -47,6 +47,7 @@ struct hmpi_coll_op_s {
     uint8_t persistent; /* made by an _init call: runs again at each MPI_Start */
     uint8_t tried;      /* its start call just went as far as it could: queued, not run */
     int err;
+    int herr; /* an error kept for the program's end (hmpi_coll_op_later) */
     /* The call's arguments, as its entry point checked them. */
     const void *sendbuf;
     void *recvbuf;
@@ -80,7 +81,10 @@ struct hmpi_coll_op_s {
     int k;               /* a loop of a phase over the members, kept between steps */
     void *tmp;           /* private memory of a phase (freed by it, or at the release) */
     void *own[2];        /* memory the operation keeps until its release (hmpi_heap_free) */
-    int *cd;             /* a hierarchical program's leaders' counts and displacements */
+    int *cd;             /* a hierarchical program's leaders' counts and displacements
+                          * (hmpi_coll_alloc) */
+    int block;           /* a hierarchical gather's, scatter's, allgather's bytes a member */
+    void *hout;          /* a hierarchical reduce's result at the leader of the root's node */
     MPI_Datatype *held;  /* the derived datatypes it holds until its release */
     int nheld;
     /* The MPI below's nonblocking call of the same collective: what runs when the
@@ -210,6 +214,15 @@ static inline void hmpi_coll_op_note(hmpi_coll_op_t *op, int err)
         op->err = err;
 }
 
+/* Keeps err for the end of op's program (its first error then): for a phase of a program
+ * across nodes, whose members must all go on to its end (op->err would end it at once,
+ * and a member that left would leave its node's epochs, or the leaders' calls, behind). */
+static inline void hmpi_coll_op_later(hmpi_coll_op_t *op, int err)
+{
+    if (op->herr == MPI_SUCCESS)
+        op->herr = err;
+}
+
 /* Begins op's phase epoch once (step 0 of a team phase). */
 static inline uint64_t hmpi_coll_op_epoch(hmpi_coll_op_t *op)
 {
@@ -278,6 +291,14 @@ int hmpi_coll_phase_gather(hmpi_coll_op_t *op);    /* gather.c: to member op->ro
 int hmpi_coll_phase_scatter(hmpi_coll_op_t *op);   /* gather.c: from member op->root */
 int hmpi_coll_phase_allgather(hmpi_coll_op_t *op); /* gather.c */
 
+/* The programs of the nonblocking and persistent MPI_Igather, MPI_Iscatter and
+ * MPI_Iallgather (and _init forms) on a communicator across nodes (gather_hier.c), put in
+ * op (made with no phase, its arguments and layouts set as gather.c's nb_start sets them)
+ * for blocks of block bytes a member; returns an MPI error code (no memory). */
+int hmpi_coll_igather_hier(hmpi_coll_op_t *op, int block);
+int hmpi_coll_iscatter_hier(hmpi_coll_op_t *op, int block);
+int hmpi_coll_iallgather_hier(hmpi_coll_op_t *op, int block);
+
 /* Waits for op->below, a request of the MPI below (MPI_REQUEST_NULL: nothing to wait for). */
 int hmpi_coll_phase_below_wait(hmpi_coll_op_t *op);
 /* The whole collective as the MPI below's nonblocking call (op->below_start), then its
@@ -286,7 +307,13 @@ int hmpi_coll_phase_below_wait(hmpi_coll_op_t *op);
  * deliver wrong data (docs/collectives.md); its nonblocking ones are right. */
 int hmpi_coll_phase_below_call(hmpi_coll_op_t *op);
 /* A phase that starts the leaders' nonblocking call (start, on member 0 only) and waits
- * for it; made by the families for their hierarchical programs. */
+ * for it; made by the families for their hierarchical programs. Its error waits for the
+ * program's end (hmpi_coll_op_later). */
 int hmpi_coll_phase_below(hmpi_coll_op_t *op, int (*start)(hmpi_coll_op_t *op));
+/* One epoch of the team in which member 0 publishes buf and each member in want (every
+ * member when want < 0) runs take on it, member 0 going on once they are DONE (members
+ * outside want publish DONE at once); take's error waits for the program's end. */
+int hmpi_coll_phase_from_leader(hmpi_coll_op_t *op, void *buf, int want,
+                                int (*take)(hmpi_coll_op_t *op, const void *buf));
 
 #endif
