@@ -663,6 +663,45 @@ static int leaders_allreduce(hmpi_coll_op_t *op)
     return hmpi_coll_phase_below(op, leaders_allreduce_start);
 }
 
+/* A reduce across nodes (MPI_Ireduce, MPI_Reduce_init), as reduce_hier: the leader's
+ * node result in a buffer of its own (own[0], op->recvbuf for the team's reduce), and its
+ * result from the leaders' reduce (hout) in the root's recvbuf when the leader is the
+ * root, else in a shared buffer (own[1]) the root copies from. The leaders' reduce takes
+ * no MPI_IN_PLACE: MPICH 4.0.2 crashes on it at a root other than 0 (below_reduce). */
+static void hier_reduce_buffers(hmpi_coll_op_t *op, int lroot)
+{
+    if (op->s->team.ep.me != 0)
+        return;
+    op->own[0] = hmpi_coll_alloc(op->l.span);
+    op->hout = op->recvbuf;
+    if (lroot > 0) {
+        op->own[1] = hmpi_coll_shared_alloc(op->l.span);
+        op->hout = hmpi_coll_at(op->own[1], -op->l.lo);
+    }
+    op->recvbuf = hmpi_coll_at(op->own[0], -op->l.lo);
+}
+
+static int leaders_reduce_start(hmpi_coll_op_t *op)
+{
+    return PMPI_Ireduce(op->recvbuf, op->hout, op->count, op->type, op->mop,
+                        op->s->leader_of[op->croot], op->s->leaders, &op->below);
+}
+static int leaders_reduce(hmpi_coll_op_t *op)
+{
+    return hmpi_coll_phase_below(op, leaders_reduce_start);
+}
+
+/* The root (a member other than the leader) copies the result from its leader's. */
+static int take_result(hmpi_coll_op_t *op, const void *buf)
+{
+    return hmpi_coll_copy_typed(op->recvbuf, buf, op->count, op->type, &op->l);
+}
+static int hier_to_root(hmpi_coll_op_t *op)
+{
+    int lroot = hmpi_coll_op_member(op->s, op->c, op->croot);
+    return hmpi_coll_phase_from_leader(op, op->hout, lroot, take_result);
+}
+
 /* After the leaders' part: the leader's result goes to its node. */
 static int hier_bcast_from_leader(hmpi_coll_op_t *op)
 {
@@ -705,9 +744,10 @@ static int slot_now(hmpi_coll_team_t *t, const void *in, size_t bytes, uint64_t 
     return 1;
 }
 
-/* MPI_Iallreduce, MPI_Ireduce and their _init forms: the program on this node's team, or
- * the MPI below's call (a communicator not accelerated, a pair of op and type it does
- * not define, a non-commutative op across nodes, a reduce across nodes). */
+/* MPI_Iallreduce, MPI_Ireduce and their _init forms: the program on this node's team
+ * (across nodes, the hierarchical one), or the MPI below's call (a communicator not
+ * accelerated, a pair of op and type it does not define, a non-commutative op across
+ * nodes). */
 static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                            MPI_Op mop, int root, int all, MPI_Comm comm, int persistent,
                            MPI_Request *request, const char *fn)
@@ -769,8 +809,7 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
     if (err)
         return hmpi_raise_in(comm, err, fn);
     int hier = s && (s->mode == HMPI_COLL_HIER);
-    int below =
-        s && (hmpi_op_outside(mop, type, 0) || (hier && (!all || !hmpi_coll_commutative(mop))));
+    int below = s && (hmpi_op_outside(mop, type, 0) || (hier && !hmpi_coll_commutative(mop)));
     s = hmpi_coll_nb_route(s, below, 0);
     if (!s) {
         if (hmpi_check_comm_null(comm, fn))
@@ -788,7 +827,13 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
     hmpi_coll_phase_fn flat[] = {all ? hmpi_coll_phase_allreduce : hmpi_coll_phase_reduce};
     hmpi_coll_phase_fn spans[] = {hmpi_coll_phase_reduce, leaders_allreduce,
                                   hier_bcast_from_leader};
-    hmpi_coll_op_t *op = hier ? hmpi_coll_op_new(s, c, 3, spans) : hmpi_coll_op_new(s, c, 1, flat);
+    /* A reduce across nodes: to the leader, the leaders' reduce, on the root's node from
+     * its leader to the root where they differ. */
+    int lroot = hier && !all ? hmpi_coll_op_member(s, c, root) : -1;
+    hmpi_coll_phase_fn spans_reduce[] = {hmpi_coll_phase_reduce, leaders_reduce, hier_to_root};
+    hmpi_coll_op_t *op = !hier ? hmpi_coll_op_new(s, c, 1, flat)
+                         : all ? hmpi_coll_op_new(s, c, 3, spans)
+                               : hmpi_coll_op_new(s, c, lroot > 0 ? 3 : 2, spans_reduce);
     if (!op)
         return hmpi_raise_in(comm, MPI_ERR_NO_MEM, fn);
     op->croot = root;
@@ -796,12 +841,15 @@ static int start_reduction(const void *sendbuf, void *recvbuf, int count, MPI_Da
     int me_root = all || c->rank == root;
     op->in = me_root && sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (hier) {
-        op->root = 0; /* the node's result at its leader, in place in recvbuf */
+        op->root = 0; /* the node's result at its leader: in place in recvbuf, or (a reduce)
+                       * in its own buffer (hier_reduce_buffers) */
         op->in = op->in == recvbuf ? recvbuf : op->in;
     } else {
         op->root = all ? 0 : hmpi_coll_op_member(s, c, root);
     }
     err = hmpi_coll_op_reduction(op, sendbuf, recvbuf, count, type, mop, count, persistent);
+    if (!err && hier && !all)
+        hier_reduce_buffers(op, lroot);
     if (!err && all && !hier && count > 0 && (op->kernel = hmpi_op_kernel_size(mop, type, &size)))
         op->bytes = (size_t)count * (size_t)size;
     return hmpi_coll_op_go(op, err, request, comm, fn);
