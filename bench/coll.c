@@ -48,6 +48,7 @@ enum {
     T_ALLREDUCE_CHAR,
     T_ALLREDUCE_FLOAT,
     T_MEET,
+    T_IALLGATHER,
     NTESTS
 };
 static const char *const test_name[NTESTS] = {"barrier",
@@ -65,7 +66,8 @@ static const char *const test_name[NTESTS] = {"barrier",
                                               "neighbor_alltoall",
                                               "allreduce_char",
                                               "allreduce_float",
-                                              "meet"};
+                                              "meet",
+                                              "iallgather"};
 /* The tests run when none is named: the blocking ones HMPI has always been judged by. */
 #define DEFAULT_TESTS ((1u << T_ALLTOALL_COPY) - 1)
 enum { MAX_SIZES = 64, MAX_REPS = 101 };
@@ -81,7 +83,8 @@ static const char usage[] =
     "usage: coll [options]\n"
     "  -t, --tests LIST   barrier,bcast,allreduce,reduce,alltoall,allgather,alltoall_copy,\n"
     "                     ibarrier,ibcast,iallreduce,allreduce_init,iallreduce_overlap,\n"
-    "                     neighbor_alltoall,allreduce_char,allreduce_float,meet\n"
+    "                     neighbor_alltoall,allreduce_char,allreduce_float,meet,\n"
+    "                     iallgather\n"
     "                     (default: barrier to allgather)\n"
     "  -m, --min BYTES    smallest size (default 8)\n"
     "  -M, --max BYTES    largest size (default 4M; K and M suffixes)\n"
@@ -214,6 +217,12 @@ static void call(const ctx_t *c, int t, size_t size)
     case T_REDUCE: MPI_Reduce(c->a, c->b, count / 8, MPI_DOUBLE, MPI_SUM, 0, c->comm); break;
     case T_ALLTOALL: MPI_Alltoall(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, c->comm); break;
     case T_ALLGATHER: MPI_Allgather(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, c->comm); break;
+    case T_IALLGATHER: {
+        MPI_Request q;
+        MPI_Iallgather(c->a, count, MPI_BYTE, c->b, count, MPI_BYTE, c->comm, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        break;
+    }
     case T_ALLTOALL_COPY:
         MPI_Barrier(c->comm);
         for (int k = 0; k < c->n; k++) { /* each rank starts with its own block */
@@ -337,6 +346,7 @@ static void verify(const ctx_t *c, int t, size_t size)
                 bad += c->b[j * size + i] != (unsigned char)(j * 31 + (me * size + i) * 7);
         break;
     case T_ALLGATHER:
+    case T_IALLGATHER:
         for (int j = 0; j < n; j++)
             for (size_t i = 0; i < size; i++)
                 bad += c->b[j * size + i] != (unsigned char)(j * 31 + i * 7);
@@ -426,7 +436,7 @@ static void measure(ctx_t *c, int t, size_t size, double *out)
         return;
     }
     const opts_t *o = c->o;
-    int per_peer = t == T_ALLTOALL || t == T_ALLGATHER || t == T_ALLTOALL_COPY;
+    int per_peer = t == T_ALLTOALL || t == T_ALLGATHER || t == T_IALLGATHER || t == T_ALLTOALL_COPY;
     size_t work = size * (per_peer ? (size_t)c->n : t == T_NEIGHBOR_ALLTOALL ? 4 : 1);
     long iters = o->iters;
     if (work > 4096)
