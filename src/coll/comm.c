@@ -75,24 +75,21 @@ void *hmpi_coll_scratch_small(hmpi_coll_team_t *t, uint64_t e, size_t len)
     return scratch_claim(t, &t->small[e & 1], e, len);
 }
 
-void *hmpi_coll_shared_alloc(size_t n)
+/* p, n bytes of the heap (what: private or shared), or the job stops. */
+static void *got_or_stop(void *p, size_t n, const char *what)
 {
-    void *p = hmpi_heap_shared_alloc(n ? n : 1);
     if (!p) {
-        hmpi_log_error("collectives: no shared memory for %zu bytes; stopping", n);
+        hmpi_log_error("collectives: no %s memory for %zu bytes; stopping", what, n);
         PMPI_Abort(hmpi_node.world, 1);
     }
     return p;
 }
 
-void *hmpi_coll_alloc(size_t n)
+void *hmpi_coll_alloc(size_t n) { return got_or_stop(hmpi_heap_malloc(n ? n : 1), n, "private"); }
+
+void *hmpi_coll_shared_alloc(size_t n)
 {
-    void *p = hmpi_heap_malloc(n ? n : 1);
-    if (!p) {
-        hmpi_log_error("collectives: out of memory (%zu bytes); stopping", n);
-        PMPI_Abort(hmpi_node.world, 1);
-    }
-    return p;
+    return got_or_stop(hmpi_heap_shared_alloc(n ? n : 1), n, "shared");
 }
 
 /* ---- setup ----------------------------------------------------------------------------- */

@@ -1,9 +1,10 @@
 /* gather_hier.c: MPI_Gather, MPI_Scatter and MPI_Allgather on communicators that span
- * nodes, blocking, nonblocking and persistent. Each node moves its members' blocks, packed, to or from its leader by direct
- * access; the leaders exchange whole nodes' worth with the MPI below (Gatherv, Scatterv,
- * Allgatherv over bytes, nodes listed in leader order: "node-major"); the members'
- * ranks need not be contiguous per node, pos_of[] says where each block sits. Buffers
- * the leader shares with its node are allocated in the shared heap for the call. */
+ * nodes, blocking, nonblocking and persistent. Each node moves its members' blocks,
+ * packed, to or from its leader by direct access; the leaders exchange whole nodes' worth
+ * with the MPI below (Gatherv, Scatterv, Allgatherv over bytes, nodes listed in leader
+ * order: "node-major"); the members' ranks need not be contiguous per node, pos_of[] says
+ * where each block sits. Buffers the leader shares with its node are allocated in the
+ * shared heap for the call (for a nonblocking or persistent one, with its operation). */
 #include "coll.h"
 #include "nbc.h"
 #include "../heap/heap.h"
@@ -341,7 +342,7 @@ static int ph_leaders_scatter(hmpi_coll_op_t *op)
 
 /* The program's buffers and counts (on the leader: with all, its buffer of every block),
  * and its phases. */
-static int hier_op(hmpi_coll_op_t *op, int block, int all, int n, const hmpi_coll_phase_fn *ph)
+static void hier_op(hmpi_coll_op_t *op, int block, int all, int n, const hmpi_coll_phase_fn *ph)
 {
     hmpi_coll_comm_t *s = op->s;
     hmpi_coll_team_t *t = &s->team;
@@ -355,7 +356,6 @@ static int hier_op(hmpi_coll_op_t *op, int block, int all, int n, const hmpi_col
     }
     for (int i = 0; i < n; i++)
         op->phase_fn[op->nphases++] = ph[i];
-    return MPI_SUCCESS;
 }
 
 /* A gather's or allgather's input: sendbuf, or with MPI_IN_PLACE this rank's block of
@@ -379,7 +379,8 @@ int hmpi_coll_iallgather_hier(hmpi_coll_op_t *op, int block)
     if (err != MPI_SUCCESS)
         return err;
     static const hmpi_coll_phase_fn ph[] = {ph_pack_own, ph_leaders_allgather, ph_unpack_all};
-    return hier_op(op, block, 1, 3, ph);
+    hier_op(op, block, 1, 3, ph);
+    return MPI_SUCCESS;
 }
 
 int hmpi_coll_igather_hier(hmpi_coll_op_t *op, int block)
@@ -391,7 +392,8 @@ int hmpi_coll_igather_hier(hmpi_coll_op_t *op, int block)
     if (err != MPI_SUCCESS)
         return err;
     static const hmpi_coll_phase_fn ph[] = {ph_pack_own, ph_leaders_gather, ph_root_unpacks};
-    return hier_op(op, block, here, here ? 3 : 2, ph);
+    hier_op(op, block, here, here ? 3 : 2, ph);
+    return MPI_SUCCESS;
 }
 
 int hmpi_coll_iscatter_hier(hmpi_coll_op_t *op, int block)
@@ -403,5 +405,9 @@ int hmpi_coll_iscatter_hier(hmpi_coll_op_t *op, int block)
         return err;
     static const hmpi_coll_phase_fn root_node[] = {ph_root_packs, ph_leaders_scatter, ph_take_mine};
     static const hmpi_coll_phase_fn other_node[] = {ph_leaders_scatter, ph_take_mine};
-    return here ? hier_op(op, block, 1, 3, root_node) : hier_op(op, block, 0, 2, other_node);
+    if (here)
+        hier_op(op, block, 1, 3, root_node);
+    else
+        hier_op(op, block, 0, 2, other_node);
+    return MPI_SUCCESS;
 }

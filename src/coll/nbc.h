@@ -294,7 +294,8 @@ int hmpi_coll_phase_allgather(hmpi_coll_op_t *op); /* gather.c */
 /* The programs of the nonblocking and persistent MPI_Igather, MPI_Iscatter and
  * MPI_Iallgather (and _init forms) on a communicator across nodes (gather_hier.c), put in
  * op (made with no phase, its arguments and layouts set as gather.c's nb_start sets them)
- * for blocks of block bytes a member; returns an MPI error code (no memory). */
+ * for blocks of block bytes a member; returns an MPI error code (a layout's: the
+ * buffers come from hmpi_coll_shared_alloc, which stops the job when there are none). */
 int hmpi_coll_igather_hier(hmpi_coll_op_t *op, int block);
 int hmpi_coll_iscatter_hier(hmpi_coll_op_t *op, int block);
 int hmpi_coll_iallgather_hier(hmpi_coll_op_t *op, int block);
